@@ -1,0 +1,201 @@
+//! Parsing model output: `<think>...</think>`, `<action>...</action>` and `<answer>...</answer>`.
+//!
+//! Every malformed input is a typed [`ParseError`]; nothing here panics, whatever the text.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ParseError;
+use crate::pair::Choice;
+
+/// The tag that holds reasoning.
+pub const THINK_TAG: &str = "think";
+/// The tag that holds an action.
+pub const ACTION_TAG: &str = "action";
+/// The tag that holds a comparison answer.
+pub const ANSWER_TAG: &str = "answer";
+
+/// The text inside the one `<tag>...</tag>` of `text`, trimmed.
+///
+/// ```
+/// use act_core::{extract_tag, ParseError};
+/// assert_eq!(extract_tag("<think>hm</think><action> look </action>", "action"), Ok("look"));
+/// assert_eq!(extract_tag("look", "action"), Err(ParseError::MissingTag("action".into())));
+/// assert!(matches!(extract_tag("<action>a</action><action>b</action>", "action"), Err(ParseError::DuplicateTag { .. })));
+/// assert_eq!(extract_tag("<action>look", "action"), Err(ParseError::UnclosedTag("action".into())));
+/// ```
+pub fn extract_tag<'a>(text: &'a str, tag: &str) -> Result<&'a str, ParseError> {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let opens = text.matches(open.as_str()).count();
+    let closes = text.matches(close.as_str()).count();
+    match (opens, closes) {
+        (0, 0) => return Err(ParseError::MissingTag(tag.to_owned())),
+        (1, 1) => {}
+        (o, c) if o > 1 || c > 1 => return Err(ParseError::DuplicateTag { tag: tag.to_owned(), count: o.max(c) }),
+        _ => return Err(ParseError::UnclosedTag(tag.to_owned())),
+    }
+    // Both occur exactly once here, so `find` succeeds.
+    let (Some(start), Some(end)) = (text.find(open.as_str()), text.find(close.as_str())) else {
+        return Err(ParseError::UnclosedTag(tag.to_owned()));
+    };
+    let start = start + open.len();
+    if end < start {
+        return Err(ParseError::UnclosedTag(tag.to_owned()));
+    }
+    Ok(text[start..end].trim())
+}
+
+/// A parsed action completion.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParsedAction {
+    /// The reasoning, when a `<think>` block is present.
+    pub reasoning: Option<String>,
+    /// The action, trimmed and non-empty.
+    pub action: String,
+}
+
+/// Parses `<think>...</think><action>...</action>`; the think block is optional unless `require_reasoning`.
+///
+/// A malformed think block is an error even when reasoning is optional: a model that writes one must close it.
+///
+/// ```
+/// use act_core::parse_action;
+/// let parsed = parse_action("<think>the apple is hot</think> <action>put apple 1 in/on countertop 1</action>", true).unwrap();
+/// assert_eq!(parsed.action, "put apple 1 in/on countertop 1");
+/// assert_eq!(parsed.reasoning.as_deref(), Some("the apple is hot"));
+/// assert!(parse_action("<action>look</action>", true).is_err());
+/// assert!(parse_action("<action>look</action>", false).is_ok());
+/// ```
+pub fn parse_action(text: &str, require_reasoning: bool) -> Result<ParsedAction, ParseError> {
+    let reasoning = match extract_tag(text, THINK_TAG) {
+        Ok(r) => Some(r.to_owned()),
+        Err(ParseError::MissingTag(_)) if !require_reasoning => None,
+        Err(e) => return Err(e),
+    };
+    let action = extract_tag(text, ACTION_TAG)?;
+    if action.is_empty() {
+        return Err(ParseError::EmptyTag(ACTION_TAG.to_owned()));
+    }
+    Ok(ParsedAction { reasoning, action: action.to_owned() })
+}
+
+/// Parses a comparison answer, `<answer>1</answer>` or `<answer>2</answer>`.
+///
+/// "Action 2", "2." and surrounding spaces are accepted; an answer naming both actions is
+/// [`ParseError::AmbiguousChoice`], anything else [`ParseError::InvalidChoice`].
+///
+/// ```
+/// use act_core::{parse_choice, Choice, ParseError};
+/// assert_eq!(parse_choice("<think>2 is wrong</think><answer>1</answer>"), Ok(Choice::First));
+/// assert_eq!(parse_choice("<answer> Action 2. </answer>"), Ok(Choice::Second));
+/// assert!(matches!(parse_choice("<answer>1 or 2</answer>"), Err(ParseError::AmbiguousChoice(_))));
+/// ```
+pub fn parse_choice(text: &str) -> Result<Choice, ParseError> {
+    let answer = extract_tag(text, ANSWER_TAG)?;
+    let lowered = answer.to_ascii_lowercase();
+    let core = lowered.trim().trim_start_matches("action").trim().trim_end_matches(['.', ')']).trim();
+    match core {
+        "1" => return Ok(Choice::First),
+        "2" => return Ok(Choice::Second),
+        _ => {}
+    }
+    if answer.contains('1') && answer.contains('2') {
+        Err(ParseError::AmbiguousChoice(answer.to_owned()))
+    } else if answer.is_empty() {
+        Err(ParseError::EmptyTag(ANSWER_TAG.to_owned()))
+    } else {
+        Err(ParseError::InvalidChoice(answer.to_owned()))
+    }
+}
+
+/// The canonical form used wherever actions are compared: trimmed, lower-case, single spaces.
+///
+/// ```
+/// assert_eq!(act_core::normalize_action("  Go To   Cabinet 1 \n"), "go to cabinet 1");
+/// ```
+pub fn normalize_action(action: &str) -> String {
+    action.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Whether two actions are the same after [`normalize_action`].
+pub fn actions_match(a: &str, b: &str) -> bool {
+    normalize_action(a) == normalize_action(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn tag_errors_are_typed() {
+        assert_eq!(extract_tag("</action>x<action>", "action"), Err(ParseError::UnclosedTag("action".into())));
+        assert_eq!(extract_tag("x</action>", "action"), Err(ParseError::UnclosedTag("action".into())));
+        assert_eq!(
+            extract_tag("<action>a</action></action>", "action"),
+            Err(ParseError::DuplicateTag { tag: "action".into(), count: 2 })
+        );
+        assert_eq!(parse_action("<action>  </action>", false), Err(ParseError::EmptyTag("action".into())));
+        assert_eq!(
+            parse_action("<think>unclosed <action>look</action>", false),
+            Err(ParseError::UnclosedTag("think".into()))
+        );
+    }
+
+    #[test]
+    fn choices() {
+        assert_eq!(parse_choice("<answer>2</answer>"), Ok(Choice::Second));
+        assert_eq!(parse_choice("<answer>action 1)</answer>"), Ok(Choice::First));
+        assert_eq!(parse_choice("<answer>3</answer>"), Err(ParseError::InvalidChoice("3".into())));
+        assert_eq!(parse_choice("<answer></answer>"), Err(ParseError::EmptyTag("answer".into())));
+        assert_eq!(
+            parse_choice("<answer>both 1 and 2</answer>"),
+            Err(ParseError::AmbiguousChoice("both 1 and 2".into()))
+        );
+        assert_eq!(parse_choice("1"), Err(ParseError::MissingTag("answer".into())));
+    }
+
+    #[test]
+    fn normalisation() {
+        assert!(actions_match("Take Apple 1 from Fridge 1", "take apple 1  from fridge 1"));
+        assert!(!actions_match("take apple 1", "take apple 2"));
+        assert_eq!(normalize_action(""), "");
+    }
+
+    proptest! {
+        #[test]
+        fn parsers_never_panic(text in any::<String>()) {
+            let _ = extract_tag(&text, "action");
+            let _ = parse_action(&text, true);
+            let _ = parse_action(&text, false);
+            let _ = parse_choice(&text);
+            let _ = normalize_action(&text);
+        }
+
+        #[test]
+        fn parsers_never_panic_on_tag_soup(parts in proptest::collection::vec(
+            prop_oneof![
+                Just("<action>".to_owned()), Just("</action>".to_owned()), Just("<think>".to_owned()),
+                Just("</think>".to_owned()), Just("<answer>".to_owned()), Just("</answer>".to_owned()),
+                "[ a-z12é\u{0}-\u{7f}]{0,6}",
+            ], 0..12)) {
+            let text = parts.concat();
+            let _ = parse_action(&text, false);
+            let _ = parse_choice(&text);
+        }
+
+        #[test]
+        fn well_formed_actions_round_trip(action in "[a-z0-9/]{1,8}( [a-z0-9/]{1,8}){0,5}", thought in "[a-z ,.]{0,40}") {
+            let text = format!("<think>{thought}</think>\n<action>{action}</action>");
+            let parsed = parse_action(&text, true).unwrap();
+            prop_assert_eq!(parsed.action, action);
+            prop_assert_eq!(parsed.reasoning.unwrap(), thought.trim());
+        }
+
+        #[test]
+        fn normalisation_is_idempotent(text in any::<String>()) {
+            let once = normalize_action(&text);
+            prop_assert_eq!(normalize_action(&once), once.clone());
+        }
+    }
+}

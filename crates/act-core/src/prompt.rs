@@ -1,0 +1,361 @@
+//! Prompt builders: the action prompt (with or without reasoning) and the comparison prompt of ACT.
+//!
+//! Templates are data ([`PromptTemplates`], serde): a user can load their own from JSON. Placeholders:
+//!
+//! | template | placeholders |
+//! |---|---|
+//! | `act_reasoning`, `act_plain` | `{environment}` `{task}` `{history}` `{observation}` `{admissible_actions}` `{step}` |
+//! | `compare` | the above and `{action_1}` `{action_2}` (both required) |
+//! | `history` | `{step}` `{shown}` `{entries}` (used when there is history; otherwise `{history}` is empty) |
+//! | `history_entry` | `{index}` `{observation}` `{action}` |
+//! | `admissible` | `{actions}` (used when admissible actions are shown and known) |
+//!
+//! ```
+//! use act_core::*;
+//! let prompter = Prompter::new(PromptConfig::default().with_environment("the ALFRED Embodied Environment")).unwrap();
+//! let state = AgentState {
+//!     task_id: "t".into(), task: "put a hot apple in countertop.".into(), step_index: 0, history: vec![],
+//!     observation: "You are in the middle of a room.".into(),
+//!     admissible_actions: vec!["go to fridge 1".into(), "look".into()],
+//! };
+//! let prompt = prompter.act(&state);
+//! assert!(prompt.contains("Your task is to: put a hot apple in countertop."));
+//! assert!(prompt.contains("'go to fridge 1'"));
+//! assert!(prompt.contains("<think>"));
+//! let compare = prompter.compare(&state, [&"look".into(), &"go to fridge 1".into()]);
+//! assert!(compare.contains("Action 1: look\nAction 2: go to fridge 1"));
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::TemplateError;
+use crate::pair::ActionPair;
+use crate::policy::{Query, QueryKind};
+use crate::reward::RewardTarget;
+use crate::sample::{GrpoSample, SftSample};
+use crate::scripted::action_completion;
+use crate::template::Template;
+use crate::trajectory::{Action, AgentState};
+
+/// The prompt templates. [`Default`] gives prompts in the style of verl-agent's (which the ACT paper builds on).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PromptTemplates {
+    /// The action prompt asking for reasoning in `<think>` and the action in `<action>`.
+    pub act_reasoning: String,
+    /// The action prompt asking for the action alone.
+    pub act_plain: String,
+    /// The comparison prompt (ACT): reasoning, then `<answer>1</answer>` or `<answer>2</answer>`.
+    pub compare: String,
+    /// The history section.
+    pub history: String,
+    /// One history entry.
+    pub history_entry: String,
+    /// The admissible-actions section.
+    pub admissible: String,
+}
+
+impl Default for PromptTemplates {
+    fn default() -> Self {
+        const HEAD: &str = "You are an expert agent operating in {environment}. Your task is to: {task}\n{history}\
+Your current observation is: {observation}\n{admissible_actions}";
+        PromptTemplates {
+            act_reasoning: format!(
+                "{HEAD}Now it's your turn to take an action. You should first reason step-by-step about the current \
+situation. This reasoning process MUST be enclosed within <think> </think> tags. Once you've finished your \
+reasoning, you should choose an action and present it within <action> </action> tags."
+            ),
+            act_plain: format!(
+                "{HEAD}Now it's your turn to take an action. Present the action within <action> </action> tags, \
+with nothing else."
+            ),
+            compare: format!(
+                "{HEAD}Two candidate actions are proposed for this step:\nAction 1: {{action_1}}\nAction 2: \
+{{action_2}}\nWhich action is better for completing the task? First reason step-by-step within <think> </think> \
+tags, then give the number of the better action within <answer> </answer> tags, for example <answer>1</answer>."
+            ),
+            history: "Prior to this step, you have already taken {step} step(s). Below are the most recent {shown} \
+observations and the corresponding actions you took: {entries}\n"
+                .to_owned(),
+            history_entry: "[Observation {index}: '{observation}', Action {index}: '{action}']".to_owned(),
+            admissible: "Your admissible actions of the current situation are: [{actions}].\n".to_owned(),
+        }
+    }
+}
+
+impl PromptTemplates {
+    /// Reads templates from a JSON file (missing fields keep their defaults).
+    pub fn from_json_file(path: impl AsRef<std::path::Path>) -> Result<Self, crate::DatasetError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| crate::DatasetError::Io { path: path.to_owned(), source })?;
+        crate::jsonl::parse_record(&text, path, 1)
+    }
+}
+
+/// How prompts are built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PromptConfig {
+    /// How the environment is named in the prompt ("the ALFRED Embodied Environment").
+    pub environment: String,
+    /// How many recent (observation, action) pairs to show.
+    pub history_len: usize,
+    /// Whether to list the admissible actions (when the state has them).
+    pub show_admissible: bool,
+    /// Whether action prompts ask for reasoning first.
+    pub reasoning: bool,
+    /// The templates.
+    pub templates: PromptTemplates,
+}
+
+impl Default for PromptConfig {
+    fn default() -> Self {
+        PromptConfig {
+            environment: "a text-based environment".to_owned(),
+            history_len: 2,
+            show_admissible: true,
+            reasoning: true,
+            templates: PromptTemplates::default(),
+        }
+    }
+}
+
+impl PromptConfig {
+    /// Sets the environment's name in prompts.
+    pub fn with_environment(mut self, environment: impl Into<String>) -> Self {
+        self.environment = environment.into();
+        self
+    }
+
+    /// Sets how many history pairs are shown.
+    pub fn with_history_len(mut self, history_len: usize) -> Self {
+        self.history_len = history_len;
+        self
+    }
+
+    /// Sets whether admissible actions are listed.
+    pub fn with_show_admissible(mut self, show: bool) -> Self {
+        self.show_admissible = show;
+        self
+    }
+
+    /// Sets whether action prompts ask for reasoning.
+    pub fn with_reasoning(mut self, reasoning: bool) -> Self {
+        self.reasoning = reasoning;
+        self
+    }
+
+    /// Replaces the templates.
+    pub fn with_templates(mut self, templates: PromptTemplates) -> Self {
+        self.templates = templates;
+        self
+    }
+}
+
+const STATE_FIELDS: [&str; 6] = ["environment", "task", "history", "observation", "admissible_actions", "step"];
+
+/// Renders prompts from [`AgentState`]s with validated templates.
+#[derive(Debug, Clone)]
+pub struct Prompter {
+    config: PromptConfig,
+    act_reasoning: Template,
+    act_plain: Template,
+    compare: Template,
+    history: Template,
+    history_entry: Template,
+    admissible: Template,
+}
+
+impl Prompter {
+    /// Validates the templates of `config`.
+    pub fn new(config: PromptConfig) -> Result<Self, TemplateError> {
+        let t = &config.templates;
+        let compare_fields: Vec<&str> = STATE_FIELDS.iter().copied().chain(["action_1", "action_2"]).collect();
+        Ok(Prompter {
+            act_reasoning: Template::parse("act_reasoning", &t.act_reasoning, &STATE_FIELDS, &["observation"])?,
+            act_plain: Template::parse("act_plain", &t.act_plain, &STATE_FIELDS, &["observation"])?,
+            compare: Template::parse("compare", &t.compare, &compare_fields, &["action_1", "action_2"])?,
+            history: Template::parse("history", &t.history, &["step", "shown", "entries"], &["entries"])?,
+            history_entry: Template::parse(
+                "history_entry",
+                &t.history_entry,
+                &["index", "observation", "action"],
+                &[],
+            )?,
+            admissible: Template::parse("admissible", &t.admissible, &["actions"], &["actions"])?,
+            config,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PromptConfig {
+        &self.config
+    }
+
+    /// The action prompt for `state` (reasoning or not, as configured).
+    pub fn act(&self, state: &AgentState) -> String {
+        let template = if self.config.reasoning { &self.act_reasoning } else { &self.act_plain };
+        template.render(|name| self.state_field(state, name))
+    }
+
+    /// The comparison prompt for `state` with `actions` presented as action 1 and action 2.
+    pub fn compare(&self, state: &AgentState, actions: [&Action; 2]) -> String {
+        self.compare.render(|name| match name {
+            "action_1" => actions[0].to_string(),
+            "action_2" => actions[1].to_string(),
+            other => self.state_field(state, other),
+        })
+    }
+
+    /// The action prompt as a policy query.
+    pub fn act_query(&self, state: &AgentState) -> Query {
+        Query { prompt: self.act(state), kind: QueryKind::Act(state.clone()) }
+    }
+
+    /// The comparison prompt of `pair`, in its presented order, as a policy query.
+    pub fn pair_query(&self, pair: &ActionPair) -> Query {
+        let [a, b] = pair.presented();
+        Query {
+            prompt: self.compare(&pair.state, [a, b]),
+            kind: QueryKind::Compare { state: pair.state.clone(), actions: [a.clone(), b.clone()] },
+        }
+    }
+
+    /// An ACT training sample: the comparison prompt of `pair`, scored by which action the answer picks.
+    pub fn comparison_sample(&self, pair: &ActionPair) -> GrpoSample {
+        GrpoSample {
+            id: format!("{}#{}", pair.provenance.task_id, pair.provenance.step_index),
+            prompt: self.compare(&pair.state, pair.presented()),
+            target: pair.reward_target(),
+        }
+    }
+
+    /// An RL sample on an expert state: the action prompt, scored against the expert's action.
+    pub fn next_action_sample(&self, state: &AgentState, expert: &Action) -> GrpoSample {
+        GrpoSample {
+            id: format!("{}#{}", state.task_id, state.step_index),
+            prompt: self.act(state),
+            target: RewardTarget::NextAction { expert: expert.clone(), admissible: state.admissible_actions.clone() },
+        }
+    }
+
+    /// An imitation-learning sample: the action prompt and the expert's action as the completion, after
+    /// `reasoning` in a think block when given.
+    pub fn sft_sample(&self, state: &AgentState, expert: &Action, reasoning: Option<&str>) -> SftSample {
+        let action = action_completion(expert.as_str());
+        let completion = match reasoning {
+            Some(r) => format!("<think>{r}</think>\n{action}"),
+            None => action,
+        };
+        SftSample { id: format!("{}#{}", state.task_id, state.step_index), prompt: self.act(state), completion }
+    }
+
+    fn state_field(&self, state: &AgentState, name: &str) -> String {
+        match name {
+            "environment" => self.config.environment.clone(),
+            "task" => state.task.clone(),
+            "observation" => state.observation.to_string(),
+            "step" => state.step_index.to_string(),
+            "history" => self.history_section(state),
+            "admissible_actions" => self.admissible_section(state),
+            // Template::parse admits no other name.
+            _ => String::new(),
+        }
+    }
+
+    fn history_section(&self, state: &AgentState) -> String {
+        let shown = state.history.len().min(self.config.history_len);
+        if shown == 0 {
+            return String::new();
+        }
+        let recent = &state.history[state.history.len() - shown..];
+        let first_index = state.step_index.saturating_sub(shown) + 1;
+        let entries: Vec<String> = recent
+            .iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                self.history_entry.render(|name| match name {
+                    "index" => (first_index + i).to_string(),
+                    "observation" => entry.observation.to_string(),
+                    _ => entry.action.to_string(),
+                })
+            })
+            .collect();
+        self.history.render(|name| match name {
+            "step" => state.step_index.to_string(),
+            "shown" => shown.to_string(),
+            _ => entries.join(" "),
+        })
+    }
+
+    fn admissible_section(&self, state: &AgentState) -> String {
+        if !self.config.show_admissible || state.admissible_actions.is_empty() {
+            return String::new();
+        }
+        let actions: Vec<String> = state.admissible_actions.iter().map(|a| format!("'{a}'")).collect();
+        self.admissible.render(|_| actions.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trajectory::HistoryEntry;
+
+    fn state() -> AgentState {
+        AgentState {
+            task_id: "task-7".into(),
+            task: "open the box.".into(),
+            step_index: 3,
+            history: vec![
+                HistoryEntry { observation: "o0".into(), action: "a0".into() },
+                HistoryEntry { observation: "o1".into(), action: "a1".into() },
+                HistoryEntry { observation: "o2".into(), action: "a2".into() },
+            ],
+            observation: "You see a box.".into(),
+            admissible_actions: vec!["open box 1".into(), "look".into()],
+        }
+    }
+
+    #[test]
+    fn history_shows_the_most_recent_entries_numbered_by_step() {
+        let prompter = Prompter::new(PromptConfig::default().with_history_len(2)).unwrap();
+        let prompt = prompter.act(&state());
+        assert!(prompt.contains("already taken 3 step(s)"), "{prompt}");
+        assert!(prompt.contains("[Observation 2: 'o1', Action 2: 'a1'] [Observation 3: 'o2', Action 3: 'a2']"));
+        assert!(!prompt.contains("'o0'"));
+    }
+
+    #[test]
+    fn plain_prompt_has_no_think_and_hides_actions_when_asked() {
+        let prompter =
+            Prompter::new(PromptConfig::default().with_reasoning(false).with_show_admissible(false)).unwrap();
+        let prompt = prompter.act(&state());
+        assert!(!prompt.contains("<think>"));
+        assert!(!prompt.contains("admissible"));
+        assert!(prompt.contains("<action>"));
+    }
+
+    #[test]
+    fn custom_templates_are_validated_and_used() {
+        let templates = PromptTemplates { act_reasoning: "T={task} O={observation}".into(), ..Default::default() };
+        let prompter = Prompter::new(PromptConfig::default().with_templates(templates)).unwrap();
+        assert_eq!(prompter.act(&state()), "T=open the box. O=You see a box.");
+
+        let bad = PromptTemplates { compare: "{action_1} only".into(), ..Default::default() };
+        let err = Prompter::new(PromptConfig::default().with_templates(bad)).unwrap_err();
+        assert!(err.to_string().contains("action_2"), "{err}");
+    }
+
+    #[test]
+    fn samples_carry_targets() {
+        let prompter = Prompter::new(PromptConfig::default()).unwrap();
+        let s = state();
+        let sft = prompter.sft_sample(&s, &"open box 1".into(), None);
+        assert_eq!(sft.completion, "<action>open box 1</action>");
+        assert_eq!(sft.id, "task-7#3");
+        let grpo = prompter.next_action_sample(&s, &"open box 1".into());
+        assert!(matches!(grpo.target, RewardTarget::NextAction { ref expert, .. } if expert.as_str() == "open box 1"));
+    }
+}
