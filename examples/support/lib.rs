@@ -11,3 +11,22 @@ pub fn run_dir(root: impl AsRef<Path>, name: &str) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
 }
+
+/// A named stage of an example, timed and reported on one line when done.
+pub struct Stage {
+    name: String,
+    started: std::time::Instant,
+}
+
+impl Stage {
+    /// Announces and starts timing `name`.
+    pub fn start(name: &str) -> Stage {
+        println!("- {name} ...");
+        Stage { name: name.to_owned(), started: std::time::Instant::now() }
+    }
+
+    /// Reports the stage as done, with a short summary.
+    pub fn done(self, summary: &str) {
+        println!("  {}: {summary} ({:.2} s)", self.name, self.started.elapsed().as_secs_f64());
+    }
+}

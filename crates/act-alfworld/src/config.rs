@@ -1,0 +1,152 @@
+//! Configuration of the native simulator: grammar version, step budget, split sizes, dataset seed.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Which upstream ALFWorld text grammar to speak.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GrammarVersion {
+    /// ALFWorld <= 0.3.x (ReAct, AgentGym and most papers): `put O in/on R`, "You arrive at loc N.", no `help`.
+    #[default]
+    #[serde(rename = "0.3")]
+    V03,
+    /// ALFWorld 0.4.x (current PyPI): `move O to R`, "You arrive at R.", `help`.
+    #[serde(rename = "0.4")]
+    V04,
+}
+
+impl GrammarVersion {
+    /// "0.3" or "0.4".
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GrammarVersion::V03 => "0.3",
+            GrammarVersion::V04 => "0.4",
+        }
+    }
+}
+
+impl fmt::Display for GrammarVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of [`GrammarVersion::from_str`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown ALFWorld grammar version `{0}`; expected 0.3 or 0.4")]
+pub struct UnknownGrammarVersion(pub String);
+
+impl FromStr for GrammarVersion {
+    type Err = UnknownGrammarVersion;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().trim_start_matches('v') {
+            "0.3" | "0.3.x" => Ok(GrammarVersion::V03),
+            "0.4" | "0.4.x" => Ok(GrammarVersion::V04),
+            _ => Err(UnknownGrammarVersion(s.to_owned())),
+        }
+    }
+}
+
+/// Settings of [`crate::AlfworldEnv`]. `Default` follows upstream: grammar 0.3, 50 steps, 3,553 training
+/// games, 140 in-distribution and 134 out-of-distribution evaluation games.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AlfworldConfig {
+    /// The text grammar.
+    pub grammar: GrammarVersion,
+    /// Steps per episode.
+    pub step_budget: usize,
+    /// Seeds the game set: the same seed gives the same games in every split.
+    pub dataset_seed: u64,
+    /// Games in the training split (seen layouts).
+    pub train_size: usize,
+    /// Games in the in-distribution evaluation split (seen layouts, new games; like valid_seen).
+    pub eval_in_distribution_size: usize,
+    /// Games in the out-of-distribution evaluation split (unseen layouts; like valid_unseen).
+    pub eval_out_of_distribution_size: usize,
+    /// Whether a command answered "Nothing happens." uses up a step (upstream: it does not).
+    pub count_invalid_steps: bool,
+}
+
+impl Default for AlfworldConfig {
+    fn default() -> Self {
+        AlfworldConfig {
+            grammar: GrammarVersion::V03,
+            step_budget: 50,
+            dataset_seed: 0,
+            train_size: 3553,
+            eval_in_distribution_size: 140,
+            eval_out_of_distribution_size: 134,
+            count_invalid_steps: false,
+        }
+    }
+}
+
+impl AlfworldConfig {
+    /// Sets the grammar version.
+    pub fn with_grammar(mut self, grammar: GrammarVersion) -> Self {
+        self.grammar = grammar;
+        self
+    }
+
+    /// Sets the step budget.
+    pub fn with_step_budget(mut self, steps: usize) -> Self {
+        self.step_budget = steps;
+        self
+    }
+
+    /// Sets the dataset seed.
+    pub fn with_dataset_seed(mut self, seed: u64) -> Self {
+        self.dataset_seed = seed;
+        self
+    }
+
+    /// Sets the number of training games.
+    pub fn with_train_size(mut self, games: usize) -> Self {
+        self.train_size = games;
+        self
+    }
+
+    /// Sets whether "Nothing happens." uses up a step.
+    pub fn with_count_invalid_steps(mut self, count: bool) -> Self {
+        self.count_invalid_steps = count;
+        self
+    }
+
+    /// Checks the settings; the message says what to fix.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.step_budget == 0 {
+            return Err("step_budget must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grammar_names_round_trip() {
+        for g in [GrammarVersion::V03, GrammarVersion::V04] {
+            assert_eq!(g.as_str().parse::<GrammarVersion>(), Ok(g));
+            let json = serde_json::to_string(&g).unwrap();
+            assert_eq!(serde_json::from_str::<GrammarVersion>(&json).unwrap(), g);
+        }
+        assert!("0.5".parse::<GrammarVersion>().is_err());
+    }
+
+    #[test]
+    fn config_defaults_follow_upstream() {
+        let c = AlfworldConfig::default();
+        assert_eq!((c.step_budget, c.eval_in_distribution_size, c.eval_out_of_distribution_size), (50, 140, 134));
+        assert!(c.validate().is_ok());
+        assert!(c.with_step_budget(0).validate().is_err());
+        let partial: AlfworldConfig = serde_json::from_str(r#"{"grammar":"0.4"}"#).unwrap();
+        assert_eq!(partial.grammar, GrammarVersion::V04);
+        assert_eq!(partial.step_budget, 50);
+    }
+}

@@ -1,0 +1,258 @@
+//! The real ALFWorld engine driven through `RealAlfworld` on the PDDL games in `tests/data/pddl`.
+//!
+//! Needs `pip install alfworld==0.4.2 "textworld[pddl]==1.7.0"` for the interpreter in `$ACT_PYTHON` (default
+//! `python3`). Without it each test prints "skipped: ..." and passes, unless `ACT_REQUIRE_EXTERNAL=1`, where it
+//! fails.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use act_alfworld::bridge::{
+    BridgeGrammar, GameSet, RealAlfworld, RealAlfworldConfig, RealAlfworldFactory, default_python, probe_engine,
+};
+use act_core::{EnvError, Environment, EnvironmentFactory, Split, TaskRef, collect_expert_trajectory};
+
+fn games_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/pddl")
+}
+
+/// The interpreter to use, or `None` (after printing why) when the engine is missing and not required.
+fn engine_python(test: &str) -> Option<String> {
+    let python = default_python();
+    match probe_engine(&python, Duration::from_secs(180)) {
+        Ok(_) => Some(python),
+        Err(error) => {
+            if std::env::var("ACT_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1") {
+                panic!("ACT_REQUIRE_EXTERNAL=1 but the real ALFWorld engine is not usable with `{python}`: {error}");
+            }
+            eprintln!("skipped: {test}: the real ALFWorld engine is not usable with `{python}` ({error})");
+            None
+        }
+    }
+}
+
+fn repo_games() -> GameSet {
+    GameSet::from_dir(games_dir(), Split::Train).expect("the repository's PDDL games")
+}
+
+fn env_with(python: &str, grammar: BridgeGrammar) -> RealAlfworld {
+    let config = RealAlfworldConfig::default().with_python(python).with_grammar(grammar);
+    RealAlfworld::new(config, repo_games()).unwrap()
+}
+
+fn index_of(env: &RealAlfworld, id: &str) -> usize {
+    env.games().split(Split::Train).unwrap().iter().position(|g| g.id == id).expect("game present")
+}
+
+#[test]
+fn the_repository_holds_games_of_five_task_types() {
+    let games = repo_games();
+    let ids: Vec<&str> = games.split(Split::Train).unwrap().iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "look_at_obj_in_light-book-desklamp",
+            "pick_and_place_simple-apple-diningtable",
+            "pick_clean_then_place_in_recep-mug-cabinet",
+            "pick_heat_then_place_in_recep-potato-countertop",
+            "pick_two_obj_and_place-cellphone-dresser",
+        ]
+    );
+}
+
+#[test]
+fn scripted_actions_win_pick_and_place_with_the_upstream_text() {
+    let Some(python) = engine_python("scripted_actions_win_pick_and_place_with_the_upstream_text") else { return };
+    let mut env = env_with(&python, BridgeGrammar::V03);
+    let index = index_of(&env, "pick_and_place_simple-apple-diningtable");
+    let reset = env.reset(&TaskRef::index(Split::Train, index), 11).unwrap();
+    let intro = "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, \
+                 you see a cabinet 1, a countertop 1, a diningtable 1, a fridge 1, a microwave 1, and a sinkbasin 1.\
+                 \n\nYour task is to: ";
+    assert!(reset.observation.as_str().starts_with(intro), "{}", reset.observation);
+    let task = env.task().unwrap().clone();
+    assert!(
+        ["put a apple in diningtable", "put some apple on diningtable"].contains(&task.description.as_str()),
+        "{}",
+        task.description
+    );
+    assert_eq!(task.task_type, "pick_and_place_simple");
+    assert_eq!(task.id, "pick_and_place_simple-apple-diningtable");
+    let admissible: Vec<String> = reset.admissible_actions.unwrap().iter().map(|a| a.to_string()).collect();
+    assert!(admissible.contains(&"go to countertop 1".to_owned()));
+    assert!(admissible.contains(&"look".to_owned()) && admissible.contains(&"inventory".to_owned()));
+    assert!(!admissible.contains(&"help".to_owned()), "0.3 has no help");
+
+    // A command outside the admissible list changes nothing and says so.
+    let nothing = env.step("take apple 1 from countertop 1").unwrap();
+    assert_eq!(nothing.observation.as_str(), "Nothing happens.");
+    assert!(!nothing.won && !nothing.done);
+    assert_eq!(nothing.info["valid_action"], false);
+
+    let script = [
+        ("go to countertop 1", "You arrive at loc "),
+        ("take apple 1 from countertop 1", "You pick up the apple 1 from the countertop 1."),
+        ("inventory", "You are carrying: a apple 1."),
+        ("go to diningtable 1", "You arrive at loc "),
+        ("put apple 1 in/on diningtable 1", "You put the apple 1 in/on the diningtable 1."),
+    ];
+    let mut last = None;
+    for (action, expected) in script {
+        assert!(
+            env.admissible_actions().unwrap().iter().any(|a| a.as_str() == action),
+            "`{action}` should be admissible"
+        );
+        let transition = env.step(action).unwrap();
+        assert!(transition.observation.as_str().starts_with(expected), "{action}: {}", transition.observation);
+        assert_eq!(transition.info["valid_action"], true);
+        last = Some(transition);
+    }
+    let last = last.unwrap();
+    assert!(last.won && last.done);
+    assert_eq!((last.reward, last.score), (1.0, 1.0));
+    assert!(matches!(env.step("look"), Err(EnvError::NotReset)), "the episode is over");
+}
+
+#[test]
+fn grammar_0_4_moves_and_arrives_by_name() {
+    let Some(python) = engine_python("grammar_0_4_moves_and_arrives_by_name") else { return };
+    let mut env = env_with(&python, BridgeGrammar::V04);
+    let index = index_of(&env, "pick_and_place_simple-apple-diningtable");
+    let reset = env.reset(&TaskRef::index(Split::Train, index), 11).unwrap();
+    assert!(reset.admissible_actions.unwrap().iter().any(|a| a.as_str() == "help"));
+    let arrive = env.step("go to countertop 1").unwrap();
+    assert_eq!(arrive.observation.as_str(), "You arrive at countertop 1. On the countertop 1, you see a apple 1.");
+    env.step("take apple 1 from countertop 1").unwrap();
+    env.step("go to diningtable 1").unwrap();
+    assert!(env.admissible_actions().unwrap().iter().any(|a| a.as_str() == "move apple 1 to diningtable 1"));
+    assert!(!env.admissible_actions().unwrap().iter().any(|a| a.as_str().starts_with("put ")));
+    let win = env.step("move apple 1 to diningtable 1").unwrap();
+    assert_eq!(win.observation.as_str(), "You move the apple 1 to the diningtable 1.");
+    assert!(win.won && win.done);
+}
+
+#[test]
+fn the_expert_wins_every_repository_game_in_both_grammars() {
+    let Some(python) = engine_python("the_expert_wins_every_repository_game_in_both_grammars") else { return };
+    for grammar in [BridgeGrammar::V03, BridgeGrammar::V04] {
+        let mut env = env_with(&python, grammar);
+        let count = env.num_tasks(Split::Train).unwrap();
+        for index in 0..count {
+            let trajectory = collect_expert_trajectory(&mut env, &TaskRef::index(Split::Train, index), 5).unwrap();
+            assert!(
+                trajectory.outcome.won,
+                "{grammar}: the expert lost {}: {:?}",
+                trajectory.task_id,
+                trajectory.steps.iter().map(|s| s.action.as_str()).collect::<Vec<_>>()
+            );
+            assert!(trajectory.outcome.steps_used <= env.step_budget());
+            let place = if grammar == BridgeGrammar::V03 { "put " } else { "move " };
+            if trajectory.task_type != "look_at_obj_in_light" {
+                assert!(trajectory.steps.iter().any(|s| s.action.as_str().starts_with(place)), "{grammar}");
+            }
+            for step in &trajectory.steps {
+                assert!(step.admissible_actions.contains(&step.action), "{} not admissible", step.action);
+            }
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_episode() {
+    let Some(python) = engine_python("same_seed_same_episode") else { return };
+    let mut env = env_with(&python, BridgeGrammar::V03);
+    let task = TaskRef::Id("pick_two_obj_and_place-cellphone-dresser".into());
+    let first = collect_expert_trajectory(&mut env, &task, 42).unwrap();
+    let second = collect_expert_trajectory(&mut env, &task, 42).unwrap();
+    assert_eq!(first, second);
+    assert!(first.outcome.won);
+}
+
+#[test]
+fn a_killed_worker_fails_the_request_in_flight_and_the_next_reset_restarts_it() {
+    let Some(python) = engine_python("a_killed_worker_fails_the_request_in_flight") else { return };
+    let mut env = env_with(&python, BridgeGrammar::V03);
+    let task = TaskRef::Id("pick_heat_then_place_in_recep-potato-countertop".into());
+    env.reset(&task, 1).unwrap();
+    env.step("go to fridge 1").unwrap();
+    let pid = env.worker_pid().expect("a running worker");
+    let status = Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+
+    let error = env.step("open fridge 1").unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, EnvError::Backend(_)), "{text}");
+    assert!(text.contains("exited while handling `step`"), "{text}");
+    assert!(text.contains("signal: 9") || text.contains("SIGKILL"), "{text}");
+    assert!(env.worker_pid().is_none());
+    assert!(matches!(env.step("open fridge 1"), Err(EnvError::NotReset)), "the episode is lost");
+
+    let reset = env.reset(&task, 1).unwrap();
+    assert!(reset.observation.as_str().contains("Your task is to: "));
+    assert_ne!(env.worker_pid(), Some(pid));
+    let arrive = env.step("go to fridge 1").unwrap();
+    assert_eq!(arrive.observation.as_str(), "You arrive at loc 3. The fridge 1 is closed.");
+}
+
+#[test]
+fn a_request_past_its_time_out_kills_the_worker_and_reports_a_timeout() {
+    let Some(python) = engine_python("a_request_past_its_time_out_kills_the_worker") else { return };
+    let mut env = env_with(&python, BridgeGrammar::V03);
+    env.start().unwrap();
+    let pid = env.worker_pid().unwrap();
+    // Loading and resetting a game takes far longer than a millisecond.
+    env.set_request_timeout(Duration::from_millis(1));
+    let error = env.reset(&TaskRef::index(Split::Train, 0), 0).unwrap_err();
+    assert!(matches!(error, EnvError::Timeout { .. }), "{error}");
+    assert!(error.to_string().contains("`reset`"), "{error}");
+    assert!(env.worker_pid().is_none());
+    env.set_request_timeout(Duration::from_secs(120));
+    env.reset(&TaskRef::index(Split::Train, 0), 0).unwrap();
+    assert_ne!(env.worker_pid(), Some(pid));
+}
+
+#[test]
+fn a_broken_game_is_a_config_error_and_the_worker_survives() {
+    let Some(python) = engine_python("a_broken_game_is_a_config_error") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("pick_and_place_simple-broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("initial_state.pddl"), "(define (problem broken) (:domain alfred) (:objects").unwrap();
+    std::fs::copy(
+        games_dir().join("pick_and_place_simple-apple-diningtable/traj_data.json"),
+        broken.join("traj_data.json"),
+    )
+    .unwrap();
+    let good = games_dir().join("pick_and_place_simple-apple-diningtable");
+    let games =
+        GameSet::new().with_dir(Split::Train, dir.path()).unwrap().with_dir(Split::EvalInDistribution, &good).unwrap();
+    let config = RealAlfworldConfig::default().with_python(&python);
+    let mut env = RealAlfworld::new(config, games).unwrap();
+    let error = env.reset(&TaskRef::index(Split::Train, 0), 0).unwrap_err();
+    assert!(matches!(error, EnvError::Config(_)), "{error}");
+    assert!(error.to_string().contains("cannot load this game"), "{error}");
+    let pid = env.worker_pid().expect("the worker survives a bad game");
+    env.reset(&TaskRef::index(Split::EvalInDistribution, 0), 0).unwrap();
+    assert_eq!(env.worker_pid(), Some(pid));
+}
+
+#[test]
+fn the_factory_makes_independent_environments() {
+    let Some(python) = engine_python("the_factory_makes_independent_environments") else { return };
+    let config = RealAlfworldConfig::default().with_python(&python).with_expert(false);
+    let factory = RealAlfworldFactory::new(config, repo_games()).unwrap();
+    let handles: Vec<_> = (0..2)
+        .map(|index| {
+            let mut env = factory.make().unwrap();
+            std::thread::spawn(move || {
+                let reset = env.reset(&TaskRef::index(Split::Train, index), 0).unwrap();
+                assert_eq!(env.expert_action().unwrap(), None, "expert off");
+                (reset.task.id, env.worker_pid().unwrap())
+            })
+        })
+        .collect();
+    let results: Vec<(String, u32)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_ne!(results[0].0, results[1].0);
+    assert_ne!(results[0].1, results[1].1, "one worker each");
+}

@@ -1,0 +1,694 @@
+//! On-line evaluation: whole episodes of a policy (or the environment's expert) on an environment split.
+//!
+//! Episode `i` plays task `i` of the split with seed [`derive_seed`]`(config.seed, i)`; the policy's sampling seed
+//! at step `t` is `derive_seed(episode_seed, t)`. Episodes run in parallel on the current rayon pool, one
+//! environment instance per worker, and results are kept in episode order, so the report is the same for any
+//! thread count.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use act_core::{
+    Action, AgentState, Environment, EnvironmentFactory, HistoryEntry, Observation, Policy, PromptConfig, Prompter,
+    SamplingParams, Split, TaskRef, actions_match, derive_seed, normalize_action, parse_action,
+};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::EvalError;
+use crate::stats::{self, BootstrapConfig, Estimate};
+
+/// What to do with an action that is not admissible (or an output with no parseable action).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidActionHandling {
+    /// Send it to the environment unchanged (an unparseable output is sent as its trimmed text), which answers as
+    /// the real benchmark does. The default.
+    #[default]
+    AsIs,
+    /// Replace it by the admissible action nearest in edit distance (after [`normalize_action`]; ties go to the
+    /// earlier admissible action), as MetaGym does. Only where the environment lists admissible actions.
+    SnapToNearest,
+}
+
+/// Who acts in the episodes.
+#[derive(Clone, Copy)]
+pub enum Agent<'a> {
+    /// The environment's own expert ([`Environment::expert_action`]).
+    Expert,
+    /// A policy, prompted with [`Prompter::act_query`] and parsed with [`parse_action`].
+    Policy(&'a dyn Policy),
+}
+
+impl std::fmt::Debug for Agent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Agent::Expert => f.write_str("Expert"),
+            Agent::Policy(policy) => write!(f, "Policy({})", policy.name()),
+        }
+    }
+}
+
+impl Agent<'_> {
+    /// The name reports use: "expert" or the policy's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Agent::Expert => "expert",
+            Agent::Policy(policy) => policy.name(),
+        }
+    }
+}
+
+/// Settings of an on-line evaluation. Everything here is recorded in the report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeEvalConfig {
+    /// The split whose tasks are played.
+    pub split: Split,
+    /// How many episodes (tasks `0..episodes` of the split); `None` plays every task.
+    pub episodes: Option<usize>,
+    /// The evaluation seed; episode `i` uses `derive_seed(seed, i)`.
+    pub seed: u64,
+    /// The most steps per episode; `None` uses the environment's [`Environment::step_budget`].
+    pub step_budget: Option<usize>,
+    /// What to do with invalid actions.
+    pub invalid_actions: InvalidActionHandling,
+    /// Whether an output without a `<think>` block is unparseable.
+    pub require_reasoning: bool,
+    /// How action prompts are built.
+    pub prompt: PromptConfig,
+    /// How the policy samples (its `seed` is replaced per step, see the module docs).
+    pub sampling: SamplingParams,
+    /// How intervals are drawn.
+    pub bootstrap: BootstrapConfig,
+    /// Whether each episode's outputs and actions are kept in the report.
+    pub record_transcripts: bool,
+    /// Whether to draw a progress bar (only ever on a terminal). Not recorded: always `false` in a report.
+    #[serde(skip)]
+    pub progress: bool,
+}
+
+impl EpisodeEvalConfig {
+    /// Every task of `split`, seed 0, the environment's step budget, greedy sampling, invalid actions as-is.
+    pub fn new(split: Split) -> Self {
+        EpisodeEvalConfig {
+            split,
+            episodes: None,
+            seed: 0,
+            step_budget: None,
+            invalid_actions: InvalidActionHandling::AsIs,
+            require_reasoning: false,
+            prompt: PromptConfig::default(),
+            sampling: SamplingParams::greedy(),
+            bootstrap: BootstrapConfig::default(),
+            record_transcripts: false,
+            progress: true,
+        }
+    }
+
+    /// Plays only the first `episodes` tasks.
+    pub fn with_episodes(mut self, episodes: usize) -> Self {
+        self.episodes = Some(episodes);
+        self
+    }
+
+    /// Sets the seed.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Overrides the step budget.
+    pub fn with_step_budget(mut self, step_budget: usize) -> Self {
+        self.step_budget = Some(step_budget);
+        self
+    }
+
+    /// Sets the invalid-action handling.
+    pub fn with_invalid_actions(mut self, handling: InvalidActionHandling) -> Self {
+        self.invalid_actions = handling;
+        self
+    }
+
+    /// Sets whether reasoning is required for an output to parse.
+    pub fn with_require_reasoning(mut self, require: bool) -> Self {
+        self.require_reasoning = require;
+        self
+    }
+
+    /// Sets the prompt configuration.
+    pub fn with_prompt(mut self, prompt: PromptConfig) -> Self {
+        self.prompt = prompt;
+        self
+    }
+
+    /// Sets the sampling parameters.
+    pub fn with_sampling(mut self, sampling: SamplingParams) -> Self {
+        self.sampling = sampling;
+        self
+    }
+
+    /// Sets the bootstrap configuration.
+    pub fn with_bootstrap(mut self, bootstrap: BootstrapConfig) -> Self {
+        self.bootstrap = bootstrap;
+        self
+    }
+
+    /// Keeps transcripts in the report.
+    pub fn with_transcripts(mut self, record: bool) -> Self {
+        self.record_transcripts = record;
+        self
+    }
+
+    /// Turns the progress bar on or off.
+    pub fn with_progress(mut self, progress: bool) -> Self {
+        self.progress = progress;
+        self
+    }
+}
+
+/// One step of a recorded episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptStep {
+    /// The policy's raw output (the expert's action for the expert).
+    pub output: String,
+    /// The action sent to the environment.
+    pub action: Action,
+    /// Whether the output parsed to an admissible action.
+    pub valid: bool,
+    /// The environment's reward for the step.
+    pub reward: f64,
+}
+
+/// The result of one episode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeResult {
+    /// The 0-based episode index (and task index within the split).
+    pub index: usize,
+    /// The task's identifier.
+    pub task_id: String,
+    /// The task type.
+    pub task_type: String,
+    /// The episode seed.
+    pub seed: u64,
+    /// Whether the task was completed.
+    pub won: bool,
+    /// The environment's final score.
+    pub score: f64,
+    /// Steps taken.
+    pub steps: usize,
+    /// Steps whose output was not an admissible action (unparseable outputs included).
+    pub invalid_actions: usize,
+    /// Steps whose output had no parseable action.
+    pub unparseable_outputs: usize,
+    /// Steps whose action was replaced by the nearest admissible one.
+    pub snapped_actions: usize,
+    /// The steps, when transcripts are recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub transcript: Vec<TranscriptStep>,
+}
+
+/// The success and score of one task type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskTypeSummary {
+    /// Episodes of this type.
+    pub episodes: usize,
+    /// Their success rate.
+    pub success: Estimate,
+    /// Their mean score.
+    pub score: Estimate,
+}
+
+/// The headline numbers of an on-line evaluation, each with its interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeSummary {
+    /// The fraction of episodes won.
+    pub success: Estimate,
+    /// The mean final score.
+    pub score: Estimate,
+    /// The mean steps of the episodes won; `None` when none was.
+    pub steps_to_success: Option<Estimate>,
+    /// Invalid actions per step (all steps pooled; intervals resample episodes); `None` when no step was taken.
+    pub invalid_action_rate: Option<Estimate>,
+    /// Unparseable outputs per step; `None` when no step was taken.
+    pub unparseable_rate: Option<Estimate>,
+    /// Success and score per task type.
+    pub by_task_type: BTreeMap<String, TaskTypeSummary>,
+}
+
+impl EpisodeSummary {
+    /// Summarises `results`; fails when there are none.
+    pub fn compute(results: &[EpisodeResult], bootstrap: &BootstrapConfig) -> Result<Self, EvalError> {
+        let empty = || EvalError::Config("no episodes to summarise".into());
+        let won: Vec<bool> = results.iter().map(|r| r.won).collect();
+        let scores: Vec<f64> = results.iter().map(|r| r.score).collect();
+        let winning_steps: Vec<f64> = results.iter().filter(|r| r.won).map(|r| r.steps as f64).collect();
+        let steps: Vec<f64> = results.iter().map(|r| r.steps as f64).collect();
+        let invalid: Vec<f64> = results.iter().map(|r| r.invalid_actions as f64).collect();
+        let unparseable: Vec<f64> = results.iter().map(|r| r.unparseable_outputs as f64).collect();
+        let mut by_type: BTreeMap<&str, Vec<&EpisodeResult>> = BTreeMap::new();
+        for result in results {
+            by_type.entry(result.task_type.as_str()).or_default().push(result);
+        }
+        let by_task_type = by_type
+            .into_iter()
+            .map(|(task_type, members)| {
+                let won: Vec<bool> = members.iter().map(|r| r.won).collect();
+                let scores: Vec<f64> = members.iter().map(|r| r.score).collect();
+                let summary = TaskTypeSummary {
+                    episodes: members.len(),
+                    success: stats::rate(&won, bootstrap).ok_or_else(empty)?,
+                    score: stats::mean(&scores, bootstrap).ok_or_else(empty)?,
+                };
+                Ok((task_type.to_owned(), summary))
+            })
+            .collect::<Result<_, EvalError>>()?;
+        Ok(EpisodeSummary {
+            success: stats::rate(&won, bootstrap).ok_or_else(empty)?,
+            score: stats::mean(&scores, bootstrap).ok_or_else(empty)?,
+            steps_to_success: stats::mean(&winning_steps, bootstrap),
+            invalid_action_rate: stats::ratio(&invalid, &steps, bootstrap),
+            unparseable_rate: stats::ratio(&unparseable, &steps, bootstrap),
+            by_task_type,
+        })
+    }
+}
+
+/// A whole on-line evaluation: what was run, every episode, and the summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EpisodeReport {
+    /// The environment's name.
+    pub env: String,
+    /// The agent's name ("expert" or the policy's).
+    pub method: String,
+    /// The settings.
+    pub config: EpisodeEvalConfig,
+    /// The step budget in force.
+    pub step_budget: usize,
+    /// How many episodes were played; always `results.len()`.
+    pub episodes: usize,
+    /// Every episode, in index order.
+    pub results: Vec<EpisodeResult>,
+    /// The summary of `results`.
+    pub summary: EpisodeSummary,
+}
+
+impl EpisodeReport {
+    /// Checks the report is whole and consistent: the recorded count matches the episodes, the episodes are
+    /// numbered `0..n` in order, and the summary is the one `results` give.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.results.len() != self.episodes {
+            return Err(format!(
+                "records {} episodes but holds {} (truncated or edited?)",
+                self.episodes,
+                self.results.len()
+            ));
+        }
+        check_indices(self.results.iter().map(|r| r.index), "episode")?;
+        if let Some(bad) = self.results.iter().find(|r| r.invalid_actions > r.steps || r.unparseable_outputs > r.steps)
+        {
+            return Err(format!("episode {} counts more invalid actions than steps", bad.index));
+        }
+        self.config.bootstrap.validate().map_err(|e| e.to_string())?;
+        let summary = EpisodeSummary::compute(&self.results, &self.config.bootstrap).map_err(|e| e.to_string())?;
+        if summary != self.summary {
+            return Err("the summary does not match the per-episode results (edited or corrupted?)".into());
+        }
+        Ok(())
+    }
+
+    /// The outcomes as 0/1 values in episode order, for [`paired_comparison`](crate::stats::paired_comparison).
+    pub fn success_values(&self) -> Vec<f64> {
+        self.results.iter().map(|r| if r.won { 1.0 } else { 0.0 }).collect()
+    }
+}
+
+/// Checks that `indices` run `0, 1, 2, ...`.
+pub(crate) fn check_indices(indices: impl Iterator<Item = usize>, what: &str) -> Result<(), String> {
+    for (expected, index) in indices.enumerate() {
+        if index != expected {
+            return Err(format!("{what} {expected} is missing or out of order (found index {index} in its place)"));
+        }
+    }
+    Ok(())
+}
+
+/// Plays the episodes of `config` with `agent` on environments from `factory`, in parallel on the current rayon
+/// pool (run it inside [`rayon::ThreadPool::install`] to choose the thread count).
+///
+/// Any environment or policy error stops the evaluation and names the episode: a report never leaves an episode
+/// out.
+pub fn evaluate_episodes<F: EnvironmentFactory>(
+    factory: &F,
+    agent: Agent<'_>,
+    config: &EpisodeEvalConfig,
+) -> Result<EpisodeReport, EvalError> {
+    config.bootstrap.validate()?;
+    let prompter =
+        Prompter::new(config.prompt.clone()).map_err(|e| EvalError::Config(format!("prompt templates: {e}")))?;
+    let probe = factory.make().map_err(|e| EvalError::MakeEnv(e.to_string()))?;
+    let env_name = probe.name().to_owned();
+    let available = probe.num_tasks(config.split).map_err(EvalError::EnvSetup)?;
+    let episodes = match config.episodes {
+        Some(n) if n > available => {
+            return Err(EvalError::Config(format!(
+                "asked for {n} episodes but split `{}` of `{env_name}` has {available} tasks",
+                config.split
+            )));
+        }
+        Some(n) => n,
+        None => available,
+    };
+    if episodes == 0 {
+        return Err(EvalError::Config(format!("no episodes to play on split `{}` of `{env_name}`", config.split)));
+    }
+    let step_budget = config.step_budget.unwrap_or_else(|| probe.step_budget());
+    if step_budget == 0 {
+        return Err(EvalError::Config("the step budget is 0".into()));
+    }
+
+    let progress = progress_bar(episodes as u64, config.progress, &format!("{} on {env_name}", agent.name()));
+    let runner = EpisodeRunner { agent, prompter: &prompter, config, step_budget };
+    let results = run_workers(factory, probe, episodes, &runner, &progress);
+    progress.finish_and_clear();
+    let mut results = results?;
+    results.sort_by_key(|r| r.index);
+    let summary = EpisodeSummary::compute(&results, &config.bootstrap)?;
+    Ok(EpisodeReport {
+        env: env_name,
+        method: agent.name().to_owned(),
+        config: EpisodeEvalConfig { progress: false, ..config.clone() },
+        step_budget,
+        episodes,
+        results,
+        summary,
+    })
+}
+
+/// Plays episodes `0..episodes` on one environment per worker thread (rayon's `map_init` could make one per split
+/// of the work, and environments can be costly to start): each worker pulls the next episode index until none is
+/// left. On failure, the error of the lowest failing episode is returned, whatever the thread count.
+fn run_workers<F: EnvironmentFactory>(
+    factory: &F,
+    probe: F::Env,
+    episodes: usize,
+    runner: &EpisodeRunner<'_>,
+    progress: &ProgressBar,
+) -> Result<Vec<EpisodeResult>, EvalError> {
+    let workers = rayon::current_num_threads().clamp(1, episodes);
+    // The probe becomes the first worker's environment rather than being thrown away.
+    let spare = Mutex::new(Some(probe));
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let outcomes: Vec<WorkerOutcome> = (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|_| {
+            let mut done = Vec::new();
+            let taken = spare.lock().ok().and_then(|mut s| s.take());
+            let mut env = match taken.map_or_else(|| factory.make(), Ok) {
+                Ok(env) => env,
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    let error = Some((next.load(Ordering::Relaxed), EvalError::MakeEnv(e.to_string())));
+                    return WorkerOutcome { done, error };
+                }
+            };
+            while !failed.load(Ordering::Relaxed) {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if index >= episodes {
+                    break;
+                }
+                match runner.run(&mut env, index) {
+                    Ok(result) => done.push(result),
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        return WorkerOutcome { done, error: Some((index, e)) };
+                    }
+                }
+                progress.inc(1);
+            }
+            WorkerOutcome { done, error: None }
+        })
+        .collect();
+    let mut results = Vec::with_capacity(episodes);
+    let mut first_error: Option<(usize, EvalError)> = None;
+    for WorkerOutcome { done, error } in outcomes {
+        results.extend(done);
+        if let Some((index, e)) = error
+            && first_error.as_ref().is_none_or(|(first, _)| index < *first)
+        {
+            first_error = Some((index, e));
+        }
+    }
+    match first_error {
+        Some((_, e)) => Err(e),
+        None => Ok(results),
+    }
+}
+
+/// What one worker played, and the episode it failed on, if any.
+struct WorkerOutcome {
+    done: Vec<EpisodeResult>,
+    error: Option<(usize, EvalError)>,
+}
+
+/// A progress bar on stderr when asked for and stderr is a terminal; a hidden one otherwise.
+pub(crate) fn progress_bar(len: u64, wanted: bool, message: &str) -> ProgressBar {
+    if !wanted || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta} left)") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message.to_owned());
+    bar
+}
+
+/// Plays single episodes with fixed settings.
+struct EpisodeRunner<'a> {
+    agent: Agent<'a>,
+    prompter: &'a Prompter,
+    config: &'a EpisodeEvalConfig,
+    step_budget: usize,
+}
+
+/// What the agent chose at one step.
+struct Decision {
+    output: String,
+    action: Action,
+    valid: bool,
+    parsed: bool,
+    snapped: bool,
+}
+
+impl EpisodeRunner<'_> {
+    fn run<E: Environment>(&self, env: &mut E, index: usize) -> Result<EpisodeResult, EvalError> {
+        let env_err = |source| EvalError::Env { episode: index, source };
+        let seed = derive_seed(self.config.seed, index as u64);
+        let reset = env.reset(&TaskRef::index(self.config.split, index), seed).map_err(env_err)?;
+        let mut observation = reset.observation;
+        let mut admissible = reset.admissible_actions.unwrap_or_default();
+        let mut history: Vec<HistoryEntry> = Vec::new();
+        let mut result = EpisodeResult {
+            index,
+            task_id: reset.task.id.clone(),
+            task_type: reset.task.task_type.clone(),
+            seed,
+            won: false,
+            score: 0.0,
+            steps: 0,
+            invalid_actions: 0,
+            unparseable_outputs: 0,
+            snapped_actions: 0,
+            transcript: Vec::new(),
+        };
+        while result.steps < self.step_budget {
+            let step = result.steps;
+            let Some(decision) =
+                self.decide(env, index, seed, step, &reset.task, &history, &observation, &admissible)?
+            else {
+                break; // The expert has nothing more to do.
+            };
+            let transition = env.step(decision.action.as_str()).map_err(env_err)?;
+            result.steps += 1;
+            result.invalid_actions += usize::from(!decision.valid);
+            result.unparseable_outputs += usize::from(!decision.parsed);
+            result.snapped_actions += usize::from(decision.snapped);
+            result.won = transition.won;
+            result.score = transition.score;
+            if self.config.record_transcripts {
+                result.transcript.push(TranscriptStep {
+                    output: decision.output,
+                    action: decision.action.clone(),
+                    valid: decision.valid,
+                    reward: transition.reward,
+                });
+            }
+            history.push(HistoryEntry { observation, action: decision.action });
+            observation = transition.observation;
+            admissible = transition.admissible_actions.unwrap_or_default();
+            if transition.done {
+                break;
+            }
+        }
+        Ok(result)
+    }
+
+    #[allow(clippy::too_many_arguments)] // One step's whole context; a struct would only rename these.
+    fn decide<E: Environment>(
+        &self,
+        env: &mut E,
+        index: usize,
+        seed: u64,
+        step: usize,
+        task: &act_core::TaskInfo,
+        history: &[HistoryEntry],
+        observation: &Observation,
+        admissible: &[Action],
+    ) -> Result<Option<Decision>, EvalError> {
+        let policy = match self.agent {
+            Agent::Expert => {
+                let action = env.expert_action().map_err(|source| EvalError::Env { episode: index, source })?;
+                return match action {
+                    Some(action) => Ok(Some(Decision {
+                        output: action.to_string(),
+                        valid: is_admissible(action.as_str(), admissible),
+                        action,
+                        parsed: true,
+                        snapped: false,
+                    })),
+                    None if step == 0 => Err(EvalError::NoExpert { episode: index, env: env.name().to_owned() }),
+                    None => Ok(None),
+                };
+            }
+            Agent::Policy(policy) => policy,
+        };
+        let shown = history.len().min(self.config.prompt.history_len);
+        let state = AgentState {
+            task_id: task.id.clone(),
+            task: task.description.clone(),
+            step_index: step,
+            history: history[history.len() - shown..].to_vec(),
+            observation: observation.clone(),
+            admissible_actions: admissible.to_vec(),
+        };
+        let what = || format!("episode {index}, step {step}");
+        let params = self.config.sampling.clone().with_seed(derive_seed(seed, step as u64));
+        let mut outputs = policy
+            .generate(&[self.prompter.act_query(&state)], &params)
+            .map_err(|source| EvalError::Policy { what: what(), source })?;
+        if outputs.len() != 1 {
+            return Err(EvalError::CompletionCount {
+                what: what(),
+                policy: policy.name().to_owned(),
+                expected: 1,
+                got: outputs.len(),
+            });
+        }
+        let output = outputs.remove(0);
+        let parsed = parse_action(&output, self.config.require_reasoning).ok().map(|p| p.action);
+        let proposed = parsed.clone().unwrap_or_else(|| output.trim().to_owned());
+        let valid = parsed.as_deref().is_some_and(|a| is_admissible(a, admissible));
+        let snap = !valid && self.config.invalid_actions == InvalidActionHandling::SnapToNearest;
+        let action = match nearest_admissible(&proposed, admissible).filter(|_| snap) {
+            Some(nearest) => nearest.clone(),
+            None => Action::from(proposed),
+        };
+        Ok(Some(Decision { output, action, valid, parsed: parsed.is_some(), snapped: snap && !admissible.is_empty() }))
+    }
+}
+
+/// Whether `action` is admissible; anything is, where the environment lists no actions.
+fn is_admissible(action: &str, admissible: &[Action]) -> bool {
+    admissible.is_empty() || admissible.iter().any(|a| actions_match(a.as_str(), action))
+}
+
+/// The admissible action nearest to `action` in edit distance after normalisation (the first on ties); `None`
+/// when there are none.
+///
+/// ```
+/// use act_eval::episodes::nearest_admissible;
+/// let admissible = ["go to fridge 1".into(), "go to sinkbasin 1".into()];
+/// assert_eq!(nearest_admissible("Go to the fridge", &admissible).unwrap().as_str(), "go to fridge 1");
+/// assert!(nearest_admissible("look", &[]).is_none());
+/// ```
+pub fn nearest_admissible<'a>(action: &str, admissible: &'a [Action]) -> Option<&'a Action> {
+    let target: Vec<char> = normalize_action(action).chars().collect();
+    admissible
+        .iter()
+        .enumerate()
+        .min_by_key(|(i, a)| (edit_distance(&target, &normalize_action(a.as_str()).chars().collect::<Vec<_>>()), *i))
+        .map(|(_, a)| a)
+}
+
+/// Levenshtein distance between two character sequences.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chars(s: &str) -> Vec<char> {
+        s.chars().collect()
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance(&chars("kitten"), &chars("sitting")), 3);
+        assert_eq!(edit_distance(&chars(""), &chars("abc")), 3);
+        assert_eq!(edit_distance(&chars("abc"), &chars("abc")), 0);
+    }
+
+    #[test]
+    fn snapping_prefers_the_first_on_ties() {
+        let admissible: Vec<Action> = vec!["take a".into(), "take b".into()];
+        assert_eq!(nearest_admissible("take c", &admissible).unwrap().as_str(), "take a");
+        assert_eq!(nearest_admissible("TAKE  B", &admissible).unwrap().as_str(), "take b");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn snapping_returns_an_admissible_action(
+            action in "[ a-zA-Z0-9]{0,20}",
+            admissible in proptest::collection::vec("[a-z0-9 ]{1,12}", 1..8),
+        ) {
+            let admissible: Vec<Action> = admissible.into_iter().map(Action::from).collect();
+            let nearest = nearest_admissible(&action, &admissible).unwrap();
+            proptest::prop_assert!(admissible.contains(nearest));
+            // An action that is admissible up to normalisation snaps to (an equivalent of) itself.
+            let exact = nearest_admissible(&admissible[0].as_str().to_uppercase(), &admissible).unwrap();
+            proptest::prop_assert!(actions_match(exact.as_str(), admissible[0].as_str()));
+        }
+
+        #[test]
+        fn edit_distance_is_a_metric(a in "[a-c]{0,8}", b in "[a-c]{0,8}", c in "[a-c]{0,8}") {
+            let (a, b, c) = (chars(&a), chars(&b), chars(&c));
+            proptest::prop_assert_eq!(edit_distance(&a, &b), edit_distance(&b, &a));
+            proptest::prop_assert_eq!(edit_distance(&a, &a), 0);
+            proptest::prop_assert!(edit_distance(&a, &c) <= edit_distance(&a, &b) + edit_distance(&b, &c));
+        }
+    }
+
+    #[test]
+    fn index_checks_name_the_gap() {
+        assert!(check_indices([0, 1, 2].into_iter(), "episode").is_ok());
+        let err = check_indices([0, 2].into_iter(), "episode").unwrap_err();
+        assert!(err.contains("episode 1 is missing"), "{err}");
+    }
+}

@@ -1,0 +1,82 @@
+//! The error type of act-eval: every variant says what was being evaluated, read or drawn when it failed.
+
+use std::path::PathBuf;
+
+use act_core::{EnvError, PolicyError};
+
+/// An evaluation, report or plot error.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    /// The evaluation settings are unusable (say, zero episodes, or an empty item list).
+    #[error("invalid evaluation configuration: {0}")]
+    Config(String),
+    /// A worker could not make its environment instance.
+    #[error("could not make an environment instance: {0}")]
+    MakeEnv(String),
+    /// The environment could not describe the split to evaluate (say, it has no such split).
+    #[error("environment setup failed: {0}")]
+    EnvSetup(EnvError),
+    /// The environment failed during an episode.
+    #[error("episode {episode}: environment failed: {source}")]
+    Env {
+        /// The 0-based episode index.
+        episode: usize,
+        /// The underlying error.
+        source: EnvError,
+    },
+    /// The environment has no expert, but the expert was asked to act.
+    #[error("episode {episode}: environment `{env}` has no expert (Environment::expert_action gave none)")]
+    NoExpert {
+        /// The 0-based episode index.
+        episode: usize,
+        /// The environment's name.
+        env: String,
+    },
+    /// The policy failed.
+    #[error("{what}: policy failed: {source}")]
+    Policy {
+        /// What was being evaluated ("episode 3, step 7", "items 64..96").
+        what: String,
+        /// The underlying error.
+        source: PolicyError,
+    },
+    /// The policy returned the wrong number of completions.
+    #[error("{what}: policy `{policy}` returned {got} completions for {expected} queries")]
+    CompletionCount {
+        /// What was being evaluated.
+        what: String,
+        /// The policy's name.
+        policy: String,
+        /// How many queries were sent.
+        expected: usize,
+        /// How many completions came back.
+        got: usize,
+    },
+    /// A results or metrics file is missing, truncated, corrupted or inconsistent.
+    #[error("{path}: {message}")]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Two evaluations cannot be compared pairwise (different tasks or items).
+    #[error("cannot pair the evaluations: {0}")]
+    Unpaired(String),
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Drawing a plot failed.
+    #[error("plot {path}: {message}")]
+    Plot {
+        /// The output file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}

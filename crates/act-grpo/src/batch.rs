@@ -1,0 +1,86 @@
+//! Training batches: prompt + completion sequences, right-padded, split into gradient-accumulation micro-batches,
+//! with the mask of the tokens that carry loss.
+
+use act_model::{PadSide, TokenBatch};
+
+use crate::error::GrpoError;
+
+/// A right-padded slice of the batch with its completion mask.
+pub(crate) struct MicroBatch {
+    pub batch: TokenBatch,
+    pub rows: usize,
+    /// First log-prob position computed (the earliest completion token minus one).
+    pub start: usize,
+    pub width: usize,
+    /// `[rows, width]`: 1 where the predicted token is a completion token.
+    pub mask: Vec<f32>,
+    pub advantages: Vec<f32>,
+    pub tokens: usize,
+}
+
+/// Splits `sequences` (ids, prompt length) with their `advantages` into `parts` micro-batches of near-equal size.
+pub(crate) fn build_micro_batches(
+    sequences: &[(Vec<u32>, usize)],
+    advantages: &[f64],
+    parts: usize,
+    pad: u32,
+) -> Result<Vec<MicroBatch>, GrpoError> {
+    let per = sequences.len().div_ceil(parts.max(1));
+    let mut out = Vec::new();
+    for (chunk, adv) in sequences.chunks(per).zip(advantages.chunks(per)) {
+        let ids: Vec<Vec<u32>> = chunk.iter().map(|(s, _)| s.clone()).collect();
+        let batch = TokenBatch::from_sequences(&ids, pad, PadSide::Right)?;
+        let min_prompt = chunk.iter().map(|(_, p)| *p).min().expect("non-empty chunk");
+        if min_prompt == 0 {
+            return Err(GrpoError::Input("a prompt encodes to no tokens".into()));
+        }
+        let start = min_prompt - 1;
+        let seq = batch.seq();
+        if start >= seq - 1 {
+            return Err(GrpoError::Input("no completion tokens in a micro-batch".into()));
+        }
+        let width = seq - 1 - start;
+        let mut mask = Vec::with_capacity(chunk.len() * width);
+        let mut tokens = 0;
+        for (s, prompt_len) in chunk {
+            for i in 0..width {
+                let target = start + i + 1;
+                let on = target >= *prompt_len && target < s.len();
+                tokens += on as usize;
+                mask.push(on as u8 as f32);
+            }
+        }
+        out.push(MicroBatch {
+            batch,
+            rows: chunk.len(),
+            start,
+            width,
+            mask,
+            advantages: adv.iter().map(|&a| a as f32).collect(),
+            tokens,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micro_batches_mask_exactly_the_completions() {
+        // Prompts of 3 and 2 tokens, completions of 2 and 3 tokens.
+        let sequences = vec![(vec![1, 2, 3, 7, 8], 3), (vec![4, 5, 9, 9, 6], 2)];
+        let micro = build_micro_batches(&sequences, &[0.5, -0.5], 1, 0).unwrap();
+        assert_eq!(micro.len(), 1);
+        let m = &micro[0];
+        // start = min prompt - 1 = 1; positions 1..4 predict tokens 2..=4.
+        assert_eq!((m.start, m.width), (1, 3));
+        assert_eq!(m.mask, vec![0.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(m.tokens, 5);
+        let split = build_micro_batches(&sequences, &[0.5, -0.5], 2, 0).unwrap();
+        assert_eq!(split.len(), 2);
+        assert_eq!(split.iter().map(|m| m.tokens).sum::<usize>(), 5);
+        assert_eq!(split[1].advantages, vec![-0.5]);
+    }
+}

@@ -1,0 +1,522 @@
+//! The GRPO trainer: sample a group of completions per prompt, score them, compute group advantages, and optimise
+//! the clipped surrogate for `mu` passes against the log-probs stored at sampling time.
+//!
+//! [`GrpoTrainer::step`] is one whole iteration and can be called from any loop; [`GrpoTrainer::step_on`] takes
+//! the prompts from the caller instead of the trainer's dataset.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use act_core::{ActRng, GrpoSample, RewardFn, RngState, derive_seed, rng_from_seed};
+use act_model::policy::cut_after_stop;
+use act_model::{ChatTemplate, ChatTokenizer, Generation, GenerationConfig, Qwen3, Sampler, StopCondition, generate};
+use burn::module::Module;
+use burn::optim::{GradientsAccumulator, GradientsParams};
+use burn::prelude::*;
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use crate::advantage::group_advantages;
+use crate::checkpoint::{self, checkpoint_name};
+use crate::config::GrpoConfig;
+use crate::data::DataCursor;
+use crate::error::GrpoError;
+use crate::guard::NonFiniteGuard;
+use crate::logprobs::{to_host, token_log_probs};
+use crate::loss::{BatchTotals, LossInputs, LossStats, grpo_loss};
+use crate::metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog};
+use crate::batch::build_micro_batches;
+use crate::optim::{UpdateOutcome, Updater};
+
+/// One sampled completion with its score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoredCompletion {
+    /// Index of its prompt in the step's prompts.
+    pub prompt_index: usize,
+    /// The generated tokens (through the end token, if one was produced).
+    pub tokens: Vec<u32>,
+    /// The decoded text the reward saw.
+    pub text: String,
+    /// The reward.
+    pub reward: act_core::Reward,
+    /// The advantage.
+    pub advantage: f64,
+}
+
+/// What [`GrpoTrainer::step_on`] returns: the metrics and the completions behind them.
+#[derive(Debug, Clone)]
+pub struct GrpoStep {
+    /// The step's metrics (also written to `metrics.jsonl` when the trainer has an output directory).
+    pub metrics: GrpoStepMetrics,
+    /// Every completion, grouped by prompt.
+    pub completions: Vec<ScoredCompletion>,
+}
+
+/// Everything besides the weights that a resumed run needs to continue bit-identically.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct GrpoState {
+    kind: String,
+    step: usize,
+    updates: usize,
+    rng: RngState,
+    cursor: DataCursor,
+    guard: NonFiniteGuard,
+    config: GrpoConfig,
+}
+
+const STATE_KIND: &str = "act-grpo/grpo";
+
+/// A GRPO trainer over a Qwen3 policy.
+pub struct GrpoTrainer {
+    config: GrpoConfig,
+    model: Qwen3,
+    reference: Option<Qwen3>,
+    updater: Updater,
+    tokenizer: ChatTokenizer,
+    template: ChatTemplate,
+    reward: Box<dyn RewardFn>,
+    samples: Vec<GrpoSample>,
+    cursor: DataCursor,
+    rng: ActRng,
+    step: usize,
+    output_dir: Option<PathBuf>,
+    metrics: Option<MetricsLog>,
+}
+
+impl std::fmt::Debug for GrpoTrainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrpoTrainer")
+            .field("step", &self.step)
+            .field("reward", &self.reward.name())
+            .field("samples", &self.samples.len())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+pub(crate) fn require_autodiff(model: &Qwen3) -> Result<(), GrpoError> {
+    if model.embed_tokens.weight.val().is_autodiff() {
+        Ok(())
+    } else {
+        Err(GrpoError::Input("the model must live on an autodiff device (e.g. `Device::flex().autodiff()`)".into()))
+    }
+}
+
+pub(crate) fn check_vocab(model: &Qwen3, tokenizer: &ChatTokenizer) -> Result<(), GrpoError> {
+    if tokenizer.vocab_size() > model.config.vocab_size {
+        return Err(GrpoError::Input(format!(
+            "the tokenizer has {} tokens but the model's vocabulary holds {}",
+            tokenizer.vocab_size(),
+            model.config.vocab_size
+        )));
+    }
+    Ok(())
+}
+
+impl GrpoTrainer {
+    /// A trainer starting from `model` (on an autodiff device). With a KL coefficient, the starting model is
+    /// kept frozen as the reference.
+    pub fn new(
+        config: GrpoConfig,
+        model: Qwen3,
+        tokenizer: ChatTokenizer,
+        template: ChatTemplate,
+        reward: impl RewardFn + 'static,
+        samples: Vec<GrpoSample>,
+    ) -> Result<Self, GrpoError> {
+        config.validate()?;
+        require_autodiff(&model)?;
+        check_vocab(&model, &tokenizer)?;
+        let reference = (config.loss.kl_coef != 0.0).then(|| model.valid());
+        let mut rng = rng_from_seed(config.run.seed);
+        let cursor = DataCursor::new(samples.len(), &mut rng);
+        let updater =
+            Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
+        Ok(GrpoTrainer {
+            config,
+            model,
+            reference,
+            updater,
+            tokenizer,
+            template,
+            reward: Box::new(reward),
+            samples,
+            cursor,
+            rng,
+            step: 0,
+            output_dir: None,
+            metrics: None,
+        })
+    }
+
+    /// Resumes from a checkpoint written by this trainer. `config` must be the run's config (only
+    /// `run.checkpoint_every` and `run.progress_bar` may change); `samples` the same dataset. `device` is the
+    /// autodiff training device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn resume(
+        checkpoint_dir: impl AsRef<Path>,
+        config: GrpoConfig,
+        tokenizer: ChatTokenizer,
+        template: ChatTemplate,
+        reward: impl RewardFn + 'static,
+        samples: Vec<GrpoSample>,
+        device: &Device,
+    ) -> Result<Self, GrpoError> {
+        let dir = checkpoint_dir.as_ref();
+        let bad = |message: String| GrpoError::Checkpoint { path: dir.to_path_buf(), message };
+        config.validate()?;
+        let loaded = checkpoint::load(dir, device)?;
+        let state: GrpoState = serde_json::from_value(loaded.policy.trainer_state.clone())
+            .map_err(|e| bad(format!("trainer state: {e}")))?;
+        if state.kind != STATE_KIND {
+            return Err(bad(format!("written by `{}`, not the GRPO trainer", state.kind)));
+        }
+        let comparable = |c: &GrpoConfig| {
+            let mut c = c.clone();
+            c.run.checkpoint_every = 0;
+            c.run.progress_bar = false;
+            c
+        };
+        if comparable(&state.config) != comparable(&config) {
+            return Err(bad("the config differs from the checkpointed run's".into()));
+        }
+        if state.cursor.len() != samples.len() {
+            return Err(bad(format!("the run had {} samples, {} given", state.cursor.len(), samples.len())));
+        }
+        if config.loss.kl_coef != 0.0 && loaded.reference.is_none() {
+            return Err(bad("the KL term needs a reference model, and the checkpoint has none".into()));
+        }
+        let mut updater =
+            Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
+        updater.optimizer = loaded.policy.restore_optimizer(updater.optimizer)?;
+        updater.updates = state.updates;
+        updater.guard = state.guard;
+        let model = loaded.policy.model;
+        require_autodiff(&model)?;
+        check_vocab(&model, &tokenizer)?;
+        Ok(GrpoTrainer {
+            config,
+            model,
+            reference: loaded.reference,
+            updater,
+            tokenizer,
+            template,
+            reward: Box::new(reward),
+            samples,
+            cursor: state.cursor,
+            rng: state.rng.restore(),
+            step: state.step,
+            output_dir: None,
+            metrics: None,
+        })
+    }
+
+    /// Writes `metrics.jsonl` and checkpoints (every `run.checkpoint_every` steps) under `dir`.
+    pub fn with_output_dir(mut self, dir: impl AsRef<Path>) -> Result<Self, GrpoError> {
+        let dir = dir.as_ref().to_path_buf();
+        self.metrics = Some(MetricsLog::append(dir.join("metrics.jsonl"))?);
+        self.output_dir = Some(dir);
+        Ok(self)
+    }
+
+    /// The policy being trained.
+    pub fn model(&self) -> &Qwen3 {
+        &self.model
+    }
+
+    /// The policy, consuming the trainer.
+    pub fn into_model(self) -> Qwen3 {
+        self.model
+    }
+
+    /// Steps completed.
+    pub fn steps_done(&self) -> usize {
+        self.step
+    }
+
+    /// Optimizer update slots used (applied or skipped).
+    pub fn updates_done(&self) -> usize {
+        self.updater.updates
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GrpoConfig {
+        &self.config
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &ChatTokenizer {
+        &self.tokenizer
+    }
+
+    /// The chat template.
+    pub fn template(&self) -> &ChatTemplate {
+        &self.template
+    }
+
+    /// Runs `steps` steps from the trainer's dataset, with a progress bar when `run.progress_bar` is set.
+    pub fn train(&mut self, steps: usize) -> Result<Vec<GrpoStepMetrics>, GrpoError> {
+        let bar = crate::progress_bar(steps as u64, self.config.run.progress_bar);
+        let mut out = Vec::with_capacity(steps);
+        for _ in 0..steps {
+            let metrics = self.step()?;
+            bar.set_message(format!("reward {:.3} kl {:.4}", metrics.reward.mean, metrics.kl));
+            bar.inc(1);
+            out.push(metrics);
+        }
+        bar.finish_and_clear();
+        Ok(out)
+    }
+
+    /// One iteration on the next `prompts_per_step` prompts of the dataset (reshuffled each epoch).
+    pub fn step(&mut self) -> Result<GrpoStepMetrics, GrpoError> {
+        if self.samples.is_empty() {
+            return Err(GrpoError::Input("the trainer has no samples; use step_on to pass prompts".into()));
+        }
+        let indices = self.cursor.take(self.config.prompts_per_step, &mut self.rng);
+        let batch: Vec<GrpoSample> = indices.into_iter().map(|i| self.samples[i].clone()).collect();
+        Ok(self.step_on(&batch)?.metrics)
+    }
+
+    /// One iteration on `prompts`: generate, score, compute advantages, optimise; then log and checkpoint.
+    pub fn step_on(&mut self, prompts: &[GrpoSample]) -> Result<GrpoStep, GrpoError> {
+        if prompts.is_empty() {
+            return Err(GrpoError::Input("no prompts".into()));
+        }
+        let g = self.config.group_size;
+        let generation_seed: u64 = self.rng.random();
+
+        let started = Instant::now();
+        let prompt_ids = prompts
+            .iter()
+            .map(|s| self.tokenizer.encode_prompt(&self.template, &s.prompt))
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows: Vec<Vec<u32>> = prompt_ids.iter().flat_map(|p| std::iter::repeat_n(p.clone(), g)).collect();
+        let generations = self.sample(&rows, generation_seed)?;
+        let generation_seconds = started.elapsed().as_secs_f64();
+
+        let started = Instant::now();
+        let mut completions = Vec::with_capacity(rows.len());
+        for (row, generation) in generations.iter().enumerate() {
+            let prompt_index = row / g;
+            let text = self.tokenizer.decode(&generation.tokens, true)?;
+            let text = cut_after_stop(&text, &self.config.generation.stop).to_string();
+            let reward = self.reward.score(&prompts[prompt_index].target, &text)?;
+            completions.push(ScoredCompletion { prompt_index, tokens: generation.tokens.clone(), text, reward, advantage: 0.0 });
+        }
+        let totals: Vec<f64> = completions.iter().map(|c| c.reward.total).collect();
+        let advantages = group_advantages(&totals, g, &self.config.advantage)?;
+        for (c, a) in completions.iter_mut().zip(&advantages.advantages) {
+            c.advantage = *a;
+        }
+        let reward_seconds = started.elapsed().as_secs_f64();
+
+        let started = Instant::now();
+        let sequences: Vec<(Vec<u32>, usize)> = rows
+            .iter()
+            .zip(&generations)
+            .map(|(prompt, generation)| ([prompt.as_slice(), generation.tokens.as_slice()].concat(), prompt.len()))
+            .collect();
+        let training = self.optimise(&sequences, &advantages.advantages)?;
+        let training_seconds = started.elapsed().as_secs_f64();
+
+        self.step += 1;
+        let lengths: Vec<usize> = generations.iter().map(|g| g.tokens.len()).collect();
+        let truncated = generations.iter().filter(|g| g.finish == act_model::FinishReason::Length).count();
+        let generated: usize = lengths.iter().sum();
+        let processed: usize = sequences.iter().map(|(s, _)| s.len()).sum::<usize>() * self.config.mu;
+        let mut components: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for c in &completions {
+            for (name, value) in &c.reward.components {
+                components.entry(name.clone()).or_default().push(*value);
+            }
+        }
+        let stats = training.stats;
+        let passes = (training.applied + training.skipped).max(1) as f64;
+        let metrics = GrpoStepMetrics {
+            step: self.step,
+            reward: MeanStd::of(&totals),
+            reward_components: components.into_iter().map(|(k, v)| (k, MeanStd::of(&v))).collect(),
+            format_ok_fraction: completions.iter().filter(|c| c.reward.format_ok).count() as f64 / completions.len() as f64,
+            zero_std_group_fraction: advantages.zero_std_fraction(),
+            loss: stats.loss / passes,
+            clip_fraction: stats.clip_fraction(),
+            low_clip_fraction: stats.low_clip_fraction(),
+            high_clip_fraction: stats.high_clip_fraction(),
+            dual_clip_fraction: stats.dual_clip_fraction(),
+            kl: stats.kl_mean(),
+            ratio_mean: stats.ratio_mean(),
+            entropy: training.entropy,
+            grad_norm: training.last.grad_norm,
+            lr: training.last.lr,
+            completion_length: LengthStats::of(&lengths, truncated),
+            generation_tokens_per_second: generated as f64 / generation_seconds.max(1e-9),
+            training_tokens_per_second: processed as f64 / training_seconds.max(1e-9),
+            generation_seconds,
+            reward_seconds,
+            training_seconds,
+            updates_applied: training.applied,
+            updates_skipped: training.skipped,
+            skipped_total: self.updater.guard.total(),
+        };
+        if let Some(log) = &mut self.metrics {
+            log.write(&metrics)?;
+        }
+        let every = self.config.run.checkpoint_every;
+        if every > 0
+            && self.step % every == 0
+            && let Some(dir) = &self.output_dir
+        {
+            let path = dir.join(checkpoint_name(self.step));
+            self.save_checkpoint(path)?;
+        }
+        Ok(GrpoStep { metrics, completions })
+    }
+
+    /// Saves a checkpoint of the current state to `dir` (atomically).
+    pub fn save_checkpoint(&self, dir: impl AsRef<Path>) -> Result<(), GrpoError> {
+        let state = GrpoState {
+            kind: STATE_KIND.into(),
+            step: self.step,
+            updates: self.updater.updates,
+            rng: RngState::capture(&self.rng),
+            cursor: self.cursor.clone(),
+            guard: self.updater.guard.clone(),
+            config: self.config.clone(),
+        };
+        let state = serde_json::to_value(&state).map_err(|e| GrpoError::Input(format!("trainer state: {e}")))?;
+        checkpoint::save(dir.as_ref(), &self.model, &self.updater.optimizer, &state, self.reference.as_ref(), &self.tokenizer)
+    }
+
+    /// Samples one completion per row with the current weights; row `i` uses seed `derive_seed(seed, i)`.
+    fn sample(&self, rows: &[Vec<u32>], seed: u64) -> Result<Vec<Generation>, GrpoError> {
+        let g = &self.config.generation;
+        let config = GenerationConfig {
+            sampler: Sampler::new(g.temperature, g.top_k, g.top_p)?,
+            max_new_tokens: g.max_completion_tokens,
+            eos_token_ids: vec![self.tokenizer.im_end_id(), self.tokenizer.end_of_text_id()],
+            pad_token_id: self.tokenizer.end_of_text_id(),
+            use_cache: true,
+        };
+        let seeds: Vec<u64> = (0..rows.len()).map(|i| derive_seed(seed, i as u64)).collect();
+        let stop = StopStrings { tokenizer: &self.tokenizer, stops: &g.stop };
+        Ok(generate(&self.model.valid(), rows, &seeds, &config, &stop)?)
+    }
+
+    /// `mu` optimisation passes over the sequences (prompt + completion, with the prompt length).
+    fn optimise(&mut self, sequences: &[(Vec<u32>, usize)], advantages: &[f64]) -> Result<Training, GrpoError> {
+        let micro = build_micro_batches(sequences, advantages, self.config.grad_accumulation_steps, self.tokenizer.end_of_text_id())?;
+        let totals = BatchTotals {
+            sequences: sequences.len(),
+            tokens: micro.iter().map(|m| m.tokens).sum(),
+            max_completion_tokens: self.config.generation.max_completion_tokens,
+        };
+        let chunk = self.config.run.logprob_chunk;
+        let temperature = self.config.generation.temperature as f64;
+        let snapshot = (self.config.mu > 1).then(|| self.model.valid());
+        let mut stored = Vec::with_capacity(micro.len());
+        for m in &micro {
+            let old = match &snapshot {
+                Some(policy) => Some(to_host(token_log_probs(policy, &m.batch, m.start, chunk, temperature, false)?.log_probs)?),
+                None => None,
+            };
+            let reference = match &self.reference {
+                Some(reference) => {
+                    Some(to_host(token_log_probs(reference, &m.batch, m.start, chunk, temperature, false)?.log_probs)?)
+                }
+                None => None,
+            };
+            stored.push((old, reference));
+        }
+
+        let device = self.model.device();
+        let mut out = Training {
+            stats: LossStats::default(),
+            entropy: 0.0,
+            last: UpdateOutcome { applied: false, grad_norm: f64::NAN, lr: 0.0 },
+            applied: 0,
+            skipped: 0,
+        };
+        let mut entropy_sum = 0.0;
+        for pass in 0..self.config.mu {
+            let mut accumulator = GradientsAccumulator::new();
+            let mut pass_stats = LossStats::default();
+            let mut finite = true;
+            for (m, (old, reference)) in micro.iter().zip(&stored) {
+                let first = pass == 0;
+                let current = token_log_probs(&self.model, &m.batch, m.start, chunk, temperature, first)?;
+                let width = m.width;
+                let host = |v: &Vec<f32>| Tensor::<2>::from_data(TensorData::new(v.clone(), [m.rows, width]), &device);
+                let mask = host(&m.mask);
+                if let Some(entropy) = current.entropy {
+                    entropy_sum += (entropy * mask.clone()).sum().into_scalar().to_f64();
+                }
+                let inputs = LossInputs {
+                    old_log_probs: match old {
+                        Some(old) => host(old),
+                        None => current.log_probs.clone().detach(),
+                    },
+                    log_probs: current.log_probs,
+                    ref_log_probs: reference.as_ref().map(host),
+                    advantages: Tensor::from_data(TensorData::new(m.advantages.clone(), [m.rows]), &device),
+                    mask,
+                };
+                let loss = grpo_loss(inputs, &self.config.loss, totals)?;
+                if !loss.stats.loss.is_finite() {
+                    finite = false;
+                    break;
+                }
+                pass_stats.merge(&loss.stats);
+                let grads = GradientsParams::from_grads(loss.loss.backward(), &self.model);
+                accumulator.accumulate(&self.model, grads);
+            }
+            out.last = if finite {
+                let (model, outcome) = self.updater.apply(self.model.clone(), accumulator.grads(), self.step + 1)?;
+                self.model = model;
+                outcome
+            } else {
+                self.updater.skip_nonfinite_loss(self.step + 1)?
+            };
+            if out.last.applied {
+                out.applied += 1;
+                out.stats.merge(&pass_stats);
+            } else {
+                out.skipped += 1;
+            }
+        }
+        out.entropy = if totals.tokens > 0 { entropy_sum / totals.tokens as f64 } else { 0.0 };
+        Ok(out)
+    }
+}
+
+/// What the optimisation passes of one step did.
+struct Training {
+    stats: LossStats,
+    entropy: f64,
+    last: UpdateOutcome,
+    applied: usize,
+    skipped: usize,
+}
+
+/// Ends a row once its decoded tail contains a stop string.
+struct StopStrings<'a> {
+    tokenizer: &'a ChatTokenizer,
+    stops: &'a [String],
+}
+
+impl StopCondition for StopStrings<'_> {
+    fn is_done(&self, _row: usize, completion: &[u32]) -> bool {
+        if self.stops.is_empty() {
+            return false;
+        }
+        // A stop string can only end in the newest token: a tail as long as the longest stop string suffices.
+        let longest = self.stops.iter().map(String::len).max().unwrap_or(0);
+        let tail = &completion[completion.len().saturating_sub(longest + 2)..];
+        self.tokenizer
+            .decode(tail, true)
+            .map(|text| self.stops.iter().any(|s| !s.is_empty() && text.contains(s.as_str())))
+            .unwrap_or(false)
+    }
+}
+

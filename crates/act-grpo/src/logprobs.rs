@@ -1,0 +1,102 @@
+//! Per-token log-probs (at a sampling temperature) and entropies of the completion part of a padded batch.
+//!
+//! Unlike a whole-sequence log-prob pass, the LM head runs only from the first completion position of the batch
+//! onwards: prompts (long in ACT, where they hold the whole history) never pay for `[tokens x vocab]` logits.
+
+use act_model::{Qwen3, TokenBatch};
+use burn::prelude::*;
+use burn::tensor::activation::log_softmax;
+
+use crate::error::GrpoError;
+
+/// Log-probs of a batch's own tokens from position `start + 1` on, with optional entropies.
+#[derive(Debug, Clone)]
+pub struct TokenLogProbs {
+    /// `[batch, seq - 1 - start]`: entry `(b, i)` is `log p(ids[b, start + i + 1] | ids[b, ..= start + i])`
+    /// under logits divided by the temperature.
+    pub log_probs: Tensor<2>,
+    /// The same positions' predictive entropies (detached), when asked for.
+    pub entropy: Option<Tensor<2>>,
+}
+
+/// Log-probs of `batch`'s tokens at positions `start + 1 ..`, `chunk` positions of logits at a time.
+pub fn token_log_probs(
+    model: &Qwen3,
+    batch: &TokenBatch,
+    start: usize,
+    chunk: usize,
+    temperature: f64,
+    with_entropy: bool,
+) -> Result<TokenLogProbs, GrpoError> {
+    let (b, s) = (batch.batch(), batch.seq());
+    if s < 2 || start >= s - 1 {
+        return Err(GrpoError::Input(format!("no target positions after {start} in sequences of {s} tokens")));
+    }
+    if chunk == 0 {
+        return Err(GrpoError::Input("the log-prob chunk must be positive".into()));
+    }
+    if !(temperature.is_finite() && temperature > 0.0) {
+        return Err(GrpoError::Input(format!("temperature must be finite and > 0, got {temperature}")));
+    }
+    let device = model.device();
+    let width = s - 1 - start;
+    let targets: Vec<i64> =
+        batch.ids().chunks(s).flat_map(|row| row[start + 1..].iter().map(|&t| t as i64)).collect();
+    let targets = Tensor::<2, Int>::from_data(TensorData::new(targets, [b, width]), &device);
+    let hidden = model.hidden_states(batch).narrow(1, start, width);
+    let mut log_probs = Vec::with_capacity(width.div_ceil(chunk));
+    let mut entropies = Vec::new();
+    let mut offset = 0;
+    while offset < width {
+        let len = chunk.min(width - offset);
+        let mut logits = model.logits(hidden.clone().narrow(1, offset, len));
+        if temperature != 1.0 {
+            logits = logits.div_scalar(temperature);
+        }
+        let all = log_softmax(logits, 2);
+        if with_entropy {
+            let detached = all.clone().detach();
+            entropies.push((detached.clone().exp() * detached).sum_dim(2).squeeze_dim::<2>(2).neg());
+        }
+        let picked = all.gather(2, targets.clone().narrow(1, offset, len).unsqueeze_dim(2));
+        log_probs.push(picked.squeeze_dim::<2>(2));
+        offset += len;
+    }
+    Ok(TokenLogProbs {
+        log_probs: Tensor::cat(log_probs, 1),
+        entropy: with_entropy.then(|| Tensor::cat(entropies, 1)),
+    })
+}
+
+/// A tensor's values on the host.
+pub(crate) fn to_host<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, GrpoError> {
+    tensor.into_data().convert::<f32>().to_vec().map_err(|e| GrpoError::Input(format!("reading a tensor: {e:?}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use act_model::{PadSide, Qwen3Config, next_token_log_probs};
+
+    #[test]
+    fn matches_act_model_and_applies_temperature() {
+        let model = Qwen3::init(&Qwen3Config::tiny(40), 1, &Device::flex()).unwrap();
+        let batch = TokenBatch::from_sequences(&[vec![1, 5, 9, 3, 7], vec![2, 4, 6]], 0, PadSide::Right).unwrap();
+        let reference = to_host(next_token_log_probs(&model, &batch, 3).unwrap()).unwrap();
+        let out = token_log_probs(&model, &batch, 1, 2, 1.0, true).unwrap();
+        let got = to_host(out.log_probs).unwrap();
+        assert_eq!(got.len(), 2 * 3);
+        for row in 0..2 {
+            for i in 0..3 {
+                assert!((got[row * 3 + i] - reference[row * 4 + i + 1]).abs() < 1e-5);
+            }
+        }
+        let entropy = to_host(out.entropy.unwrap()).unwrap();
+        assert!(entropy.iter().all(|&h| h > 0.0 && h <= (40f32).ln() + 1e-4), "{entropy:?}");
+        // A higher temperature flattens the distribution: the entropy grows.
+        let hot = to_host(token_log_probs(&model, &batch, 1, 8, 4.0, true).unwrap().entropy.unwrap()).unwrap();
+        assert!(hot.iter().zip(&entropy).all(|(h, c)| *h >= c - 1e-5));
+        assert!(token_log_probs(&model, &batch, 4, 2, 1.0, false).is_err());
+        assert!(token_log_probs(&model, &batch, 0, 2, 0.0, false).is_err());
+    }
+}

@@ -1,0 +1,354 @@
+//! Supervised fine-tuning: masked cross-entropy on completion tokens (the expert action, optionally after its
+//! reasoning), with the GRPO trainer's optimiser, schedule, guard rails, metrics and checkpoints, and a
+//! validation loss on held-out samples.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use act_core::{ActRng, RngState, SftSample, rng_from_seed};
+use act_model::{ChatTemplate, ChatTokenizer, Qwen3};
+use burn::module::Module;
+use burn::optim::{GradientsAccumulator, GradientsParams};
+use burn::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::batch::{MicroBatch, build_micro_batches};
+use crate::checkpoint::{self, checkpoint_name};
+use crate::config::SftConfig;
+use crate::data::DataCursor;
+use crate::error::GrpoError;
+use crate::guard::NonFiniteGuard;
+use crate::logprobs::token_log_probs;
+use crate::metrics::{MetricsLog, SftStepMetrics};
+use crate::optim::Updater;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SftState {
+    kind: String,
+    step: usize,
+    updates: usize,
+    rng: RngState,
+    cursor: DataCursor,
+    guard: NonFiniteGuard,
+    config: SftConfig,
+}
+
+const STATE_KIND: &str = "act-grpo/sft";
+
+/// A supervised fine-tuning trainer over a Qwen3 model.
+pub struct SftTrainer {
+    config: SftConfig,
+    model: Qwen3,
+    updater: Updater,
+    tokenizer: ChatTokenizer,
+    template: ChatTemplate,
+    samples: Vec<SftSample>,
+    validation: Vec<SftSample>,
+    cursor: DataCursor,
+    rng: ActRng,
+    step: usize,
+    output_dir: Option<PathBuf>,
+    metrics: Option<MetricsLog>,
+}
+
+impl std::fmt::Debug for SftTrainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SftTrainer")
+            .field("step", &self.step)
+            .field("samples", &self.samples.len())
+            .field("validation", &self.validation.len())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+/// Prompt and completion ids of one sample, cut to `max_length` tokens: the prompt loses tokens from its start
+/// first (the recent history matters most), keeping at least one; then the completion loses its end.
+pub fn encode_sft(
+    tokenizer: &ChatTokenizer,
+    template: &ChatTemplate,
+    sample: &SftSample,
+    max_length: usize,
+) -> Result<(Vec<u32>, usize), GrpoError> {
+    let encoding = tokenizer.encode_chat(template, &sample.prompt, &sample.completion)?;
+    let mut prompt = encoding.prompt_ids;
+    let mut completion = encoding.completion_ids;
+    if prompt.is_empty() || completion.is_empty() {
+        return Err(GrpoError::Input(format!("sample `{}` encodes to an empty prompt or completion", sample.id)));
+    }
+    if max_length > 0 && prompt.len() + completion.len() > max_length {
+        if max_length < 2 {
+            return Err(GrpoError::Input("max_length must allow one prompt and one completion token".into()));
+        }
+        let excess = prompt.len() + completion.len() - max_length;
+        let from_prompt = excess.min(prompt.len() - 1);
+        prompt.drain(..from_prompt);
+        completion.truncate(completion.len() - (excess - from_prompt));
+    }
+    let prompt_len = prompt.len();
+    prompt.extend(completion);
+    Ok((prompt, prompt_len))
+}
+
+impl SftTrainer {
+    /// A trainer starting from `model` (on an autodiff device), training on `samples` and reporting the loss on
+    /// `validation` (may be empty).
+    pub fn new(
+        config: SftConfig,
+        model: Qwen3,
+        tokenizer: ChatTokenizer,
+        template: ChatTemplate,
+        samples: Vec<SftSample>,
+        validation: Vec<SftSample>,
+    ) -> Result<Self, GrpoError> {
+        config.validate()?;
+        crate::grpo::require_autodiff(&model)?;
+        crate::grpo::check_vocab(&model, &tokenizer)?;
+        let mut rng = rng_from_seed(config.run.seed);
+        let cursor = DataCursor::new(samples.len(), &mut rng);
+        let updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
+        Ok(SftTrainer {
+            config,
+            model,
+            updater,
+            tokenizer,
+            template,
+            samples,
+            validation,
+            cursor,
+            rng,
+            step: 0,
+            output_dir: None,
+            metrics: None,
+        })
+    }
+
+    /// Resumes from a checkpoint of this trainer (same config up to `run.checkpoint_every`/`run.progress_bar`,
+    /// same samples).
+    pub fn resume(
+        checkpoint_dir: impl AsRef<Path>,
+        config: SftConfig,
+        tokenizer: ChatTokenizer,
+        template: ChatTemplate,
+        samples: Vec<SftSample>,
+        validation: Vec<SftSample>,
+        device: &Device,
+    ) -> Result<Self, GrpoError> {
+        let dir = checkpoint_dir.as_ref();
+        let bad = |message: String| GrpoError::Checkpoint { path: dir.to_path_buf(), message };
+        config.validate()?;
+        let loaded = checkpoint::load(dir, device)?;
+        let state: SftState = serde_json::from_value(loaded.policy.trainer_state.clone())
+            .map_err(|e| bad(format!("trainer state: {e}")))?;
+        if state.kind != STATE_KIND {
+            return Err(bad(format!("written by `{}`, not the SFT trainer", state.kind)));
+        }
+        let comparable = |c: &SftConfig| {
+            let mut c = c.clone();
+            c.run.checkpoint_every = 0;
+            c.run.progress_bar = false;
+            c
+        };
+        if comparable(&state.config) != comparable(&config) {
+            return Err(bad("the config differs from the checkpointed run's".into()));
+        }
+        if state.cursor.len() != samples.len() {
+            return Err(bad(format!("the run had {} samples, {} given", state.cursor.len(), samples.len())));
+        }
+        let mut updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
+        updater.optimizer = loaded.policy.restore_optimizer(updater.optimizer)?;
+        updater.updates = state.updates;
+        updater.guard = state.guard;
+        let model = loaded.policy.model;
+        crate::grpo::require_autodiff(&model)?;
+        Ok(SftTrainer {
+            config,
+            model,
+            updater,
+            tokenizer,
+            template,
+            samples,
+            validation,
+            cursor: state.cursor,
+            rng: state.rng.restore(),
+            step: state.step,
+            output_dir: None,
+            metrics: None,
+        })
+    }
+
+    /// Writes `metrics.jsonl` and checkpoints under `dir`.
+    pub fn with_output_dir(mut self, dir: impl AsRef<Path>) -> Result<Self, GrpoError> {
+        let dir = dir.as_ref().to_path_buf();
+        self.metrics = Some(MetricsLog::append(dir.join("metrics.jsonl"))?);
+        self.output_dir = Some(dir);
+        Ok(self)
+    }
+
+    /// The model being trained.
+    pub fn model(&self) -> &Qwen3 {
+        &self.model
+    }
+
+    /// The model, consuming the trainer.
+    pub fn into_model(self) -> Qwen3 {
+        self.model
+    }
+
+    /// Steps completed.
+    pub fn steps_done(&self) -> usize {
+        self.step
+    }
+
+    /// Runs `steps` steps, with a progress bar when `run.progress_bar` is set.
+    pub fn train(&mut self, steps: usize) -> Result<Vec<SftStepMetrics>, GrpoError> {
+        let bar = crate::progress_bar(steps as u64, self.config.run.progress_bar);
+        let mut out = Vec::with_capacity(steps);
+        for _ in 0..steps {
+            let metrics = self.step()?;
+            bar.set_message(format!("loss {:.4}", metrics.loss));
+            bar.inc(1);
+            out.push(metrics);
+        }
+        bar.finish_and_clear();
+        Ok(out)
+    }
+
+    fn encode(&self, samples: &[&SftSample]) -> Result<Vec<(Vec<u32>, usize)>, GrpoError> {
+        samples.iter().map(|s| encode_sft(&self.tokenizer, &self.template, s, self.config.max_length)).collect()
+    }
+
+    /// One update on the next `batch_size` samples; logs, evaluates and checkpoints as configured.
+    pub fn step(&mut self) -> Result<SftStepMetrics, GrpoError> {
+        if self.samples.is_empty() {
+            return Err(GrpoError::Input("the SFT trainer has no samples".into()));
+        }
+        let started = Instant::now();
+        let indices = self.cursor.take(self.config.batch_size, &mut self.rng);
+        let batch: Vec<&SftSample> = indices.iter().map(|&i| &self.samples[i]).collect();
+        let sequences = self.encode(&batch)?;
+        let zeros = vec![0.0; sequences.len()];
+        let micro =
+            build_micro_batches(&sequences, &zeros, self.config.grad_accumulation_steps, self.tokenizer.end_of_text_id())?;
+        let total_tokens: usize = micro.iter().map(|m| m.tokens).sum();
+        let mut accumulator = GradientsAccumulator::new();
+        let mut loss_sum = 0.0;
+        let mut finite = true;
+        for m in &micro {
+            let loss = masked_nll_sum(&self.model, m, self.config.run.logprob_chunk)?.div_scalar(total_tokens as f64);
+            let value = loss.clone().into_scalar().to_f64();
+            if !value.is_finite() {
+                finite = false;
+                break;
+            }
+            loss_sum += value;
+            let grads = GradientsParams::from_grads(loss.backward(), &self.model);
+            accumulator.accumulate(&self.model, grads);
+        }
+        let outcome = if finite {
+            let (model, outcome) = self.updater.apply(self.model.clone(), accumulator.grads(), self.step + 1)?;
+            self.model = model;
+            outcome
+        } else {
+            self.updater.skip_nonfinite_loss(self.step + 1)?
+        };
+        self.step += 1;
+        let validation_loss = if self.config.eval_every > 0 && self.step % self.config.eval_every == 0 {
+            self.validation_loss()?
+        } else {
+            None
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        let processed: usize = sequences.iter().map(|(s, _)| s.len()).sum();
+        let metrics = SftStepMetrics {
+            step: self.step,
+            loss: if finite { loss_sum } else { f64::NAN },
+            completion_tokens: total_tokens,
+            grad_norm: outcome.grad_norm,
+            lr: outcome.lr,
+            tokens_per_second: processed as f64 / seconds.max(1e-9),
+            seconds,
+            validation_loss,
+            skipped: !outcome.applied,
+            skipped_total: self.updater.guard.total(),
+        };
+        if let Some(log) = &mut self.metrics {
+            log.write(&metrics)?;
+        }
+        let every = self.config.run.checkpoint_every;
+        if every > 0
+            && self.step % every == 0
+            && let Some(dir) = &self.output_dir
+        {
+            let path = dir.join(checkpoint_name(self.step));
+            self.save_checkpoint(path)?;
+        }
+        Ok(metrics)
+    }
+
+    /// Mean negative log-likelihood per completion token over the validation samples (`None` when there are
+    /// none), computed without gradients.
+    pub fn validation_loss(&self) -> Result<Option<f64>, GrpoError> {
+        if self.validation.is_empty() {
+            return Ok(None);
+        }
+        let model = self.model.valid();
+        let mut sum = 0.0;
+        let mut tokens = 0;
+        let all: Vec<&SftSample> = self.validation.iter().collect();
+        for chunk in all.chunks(self.config.batch_size) {
+            let sequences = self.encode(chunk)?;
+            let zeros = vec![0.0; sequences.len()];
+            for m in build_micro_batches(&sequences, &zeros, 1, self.tokenizer.end_of_text_id())? {
+                sum += masked_nll_sum(&model, &m, self.config.run.logprob_chunk)?.into_scalar().to_f64();
+                tokens += m.tokens;
+            }
+        }
+        Ok(Some(sum / tokens.max(1) as f64))
+    }
+
+    /// Saves a checkpoint of the current state to `dir` (atomically).
+    pub fn save_checkpoint(&self, dir: impl AsRef<Path>) -> Result<(), GrpoError> {
+        let state = SftState {
+            kind: STATE_KIND.into(),
+            step: self.step,
+            updates: self.updater.updates,
+            rng: RngState::capture(&self.rng),
+            cursor: self.cursor.clone(),
+            guard: self.updater.guard.clone(),
+            config: self.config.clone(),
+        };
+        let state = serde_json::to_value(&state).map_err(|e| GrpoError::Input(format!("trainer state: {e}")))?;
+        checkpoint::save(dir.as_ref(), &self.model, &self.updater.optimizer, &state, None, &self.tokenizer)
+    }
+}
+
+/// Sum of `-log p` over the completion tokens of a micro-batch.
+fn masked_nll_sum(model: &Qwen3, m: &MicroBatch, chunk: usize) -> Result<Tensor<1>, GrpoError> {
+    let log_probs = token_log_probs(model, &m.batch, m.start, chunk, 1.0, false)?.log_probs;
+    let mask = Tensor::<2>::from_data(TensorData::new(m.mask.clone(), [m.rows, m.width]), &model.device());
+    Ok((log_probs * mask).sum().neg())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_cuts_the_prompt_start_first() {
+        let corpus = (0..50).map(|i| format!("the mug {i} is on the desk <action>take mug</action>"));
+        let tokenizer = ChatTokenizer::train_bpe(corpus, 300).unwrap();
+        let template = ChatTemplate::default();
+        let sample = SftSample { id: "a".into(), prompt: "where is the mug 7?".into(), completion: "<action>take mug</action>".into() };
+        let (full, prompt_len) = encode_sft(&tokenizer, &template, &sample, 0).unwrap();
+        let completion = full.len() - prompt_len;
+        let (cut, cut_prompt) = encode_sft(&tokenizer, &template, &sample, full.len() - 2).unwrap();
+        assert_eq!(cut.len(), full.len() - 2);
+        assert_eq!(cut_prompt, prompt_len - 2);
+        assert_eq!(&cut[cut_prompt..], &full[prompt_len..]);
+        let (tiny, tiny_prompt) = encode_sft(&tokenizer, &template, &sample, 3).unwrap();
+        assert_eq!((tiny.len(), tiny_prompt), (3, 1));
+        assert!(completion > 2);
+        assert!(encode_sft(&tokenizer, &template, &sample, 1).is_err());
+    }
+}

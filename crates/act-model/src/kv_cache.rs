@@ -1,0 +1,82 @@
+//! Per-layer key/value cache for incremental decoding with grouped-query attention.
+//!
+//! Keys and values are stored after q/k-norm and rotary embedding, with `kv_heads` heads (not expanded to the
+//! query heads), shaped `[batch, kv_heads, cached, head_dim]`.
+
+use burn::prelude::*;
+
+/// The cached keys and values of one layer.
+#[derive(Debug, Clone, Default)]
+pub struct LayerCache {
+    keys: Option<Tensor<4>>,
+    values: Option<Tensor<4>>,
+}
+
+impl LayerCache {
+    /// Appends this step's keys and values (`[batch, kv_heads, new, head_dim]`) and returns all of them.
+    pub fn append(&mut self, keys: Tensor<4>, values: Tensor<4>) -> (Tensor<4>, Tensor<4>) {
+        let keys = match self.keys.take() {
+            Some(old) => Tensor::cat(vec![old, keys], 2),
+            None => keys,
+        };
+        let values = match self.values.take() {
+            Some(old) => Tensor::cat(vec![old, values], 2),
+            None => values,
+        };
+        self.keys = Some(keys.clone());
+        self.values = Some(values.clone());
+        (keys, values)
+    }
+
+    /// Number of cached positions.
+    pub fn len(&self) -> usize {
+        self.keys.as_ref().map(|k| k.dims()[2]).unwrap_or(0)
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn select_rows(&mut self, rows: &Tensor<1, Int>) {
+        self.keys = self.keys.take().map(|k| k.select(0, rows.clone()));
+        self.values = self.values.take().map(|v| v.select(0, rows.clone()));
+    }
+}
+
+/// The cache of every layer of a model.
+#[derive(Debug, Clone)]
+pub struct KvCache {
+    layers: Vec<LayerCache>,
+}
+
+impl KvCache {
+    /// An empty cache for `num_layers` layers.
+    pub fn new(num_layers: usize) -> Self {
+        KvCache { layers: vec![LayerCache::default(); num_layers] }
+    }
+
+    /// Layer `i`'s cache.
+    pub fn layer_mut(&mut self, i: usize) -> &mut LayerCache {
+        &mut self.layers[i]
+    }
+
+    /// Number of cached positions (the same in every layer).
+    pub fn len(&self) -> usize {
+        self.layers.first().map(LayerCache::len).unwrap_or(0)
+    }
+
+    /// Whether nothing is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Keeps only the batch rows `rows` (in that order), e.g. to drop finished sequences.
+    pub fn retain_rows(&mut self, rows: &[usize], device: &Device) {
+        let index: Vec<i64> = rows.iter().map(|&r| r as i64).collect();
+        let index = Tensor::<1, Int>::from_data(TensorData::new(index, [rows.len()]), device);
+        for layer in &mut self.layers {
+            layer.select_rows(&index);
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! act-core's [`Policy`] for a Qwen3 model: chat template, batched KV-cache generation, stop strings.
+
+use act_core::{Policy, PolicyError, Query, SamplingParams, derive_seed};
+
+use crate::generate::{FinishReason, GenerationConfig, StopCondition, generate};
+use crate::qwen3::Qwen3;
+use crate::sampling::Sampler;
+use crate::tokenizer::{ChatTemplate, ChatTokenizer};
+
+/// One completion with its tokens, for trainers that score exactly what was sampled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    /// Prompt token ids (chat template applied).
+    pub prompt_ids: Vec<u32>,
+    /// Generated token ids (through the stop string or end token, if one was produced).
+    pub completion_ids: Vec<u32>,
+    /// The completion text, cut right after the first stop string; special tokens removed.
+    pub text: String,
+    /// Why generation ended.
+    pub finish: FinishReason,
+}
+
+/// A language-model policy: a Qwen3 model, its tokenizer and the chat template around each prompt.
+#[derive(Debug)]
+pub struct ModelPolicy {
+    name: String,
+    model: Qwen3,
+    tokenizer: ChatTokenizer,
+    template: ChatTemplate,
+    batch_size: usize,
+}
+
+impl ModelPolicy {
+    /// A policy generating up to 16 queries per batch.
+    pub fn new(name: impl Into<String>, model: Qwen3, tokenizer: ChatTokenizer, template: ChatTemplate) -> Self {
+        ModelPolicy { name: name.into(), model, tokenizer, template, batch_size: 16 }
+    }
+
+    /// Sets how many queries share one generation batch.
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size.max(1);
+        self
+    }
+
+    /// The model.
+    pub fn model(&self) -> &Qwen3 {
+        &self.model
+    }
+
+    /// Replaces the model (e.g. with the trainer's latest weights, via `Module::valid`).
+    pub fn set_model(&mut self, model: Qwen3) {
+        self.model = model;
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &ChatTokenizer {
+        &self.tokenizer
+    }
+
+    /// The chat template.
+    pub fn template(&self) -> &ChatTemplate {
+        &self.template
+    }
+
+    /// Completions with their token ids; query `i` samples from `derive_seed(params.seed, i)`.
+    pub fn complete(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
+        let fail = |message: String| PolicyError::Generation { policy: self.name.clone(), message };
+        let sampler = Sampler::new(params.temperature, params.top_k, params.top_p).map_err(|e| fail(e.to_string()))?;
+        let config = GenerationConfig {
+            sampler,
+            max_new_tokens: params.max_new_tokens,
+            eos_token_ids: vec![self.tokenizer.im_end_id(), self.tokenizer.end_of_text_id()],
+            pad_token_id: self.tokenizer.end_of_text_id(),
+            use_cache: true,
+        };
+        let prompts = queries
+            .iter()
+            .map(|q| self.tokenizer.encode_prompt(&self.template, &q.prompt))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| fail(e.to_string()))?;
+        let mut out = Vec::with_capacity(queries.len());
+        for (chunk_index, chunk) in prompts.chunks(self.batch_size).enumerate() {
+            let first = chunk_index * self.batch_size;
+            let seeds: Vec<u64> = (0..chunk.len()).map(|i| derive_seed(params.seed, (first + i) as u64)).collect();
+            let stop = StopStrings { tokenizer: &self.tokenizer, stops: &params.stop };
+            let generations = generate(&self.model, chunk, &seeds, &config, &stop).map_err(|e| fail(e.to_string()))?;
+            for (prompt_ids, generation) in chunk.iter().zip(generations) {
+                let text = self.tokenizer.decode(&generation.tokens, true).map_err(|e| fail(e.to_string()))?;
+                out.push(Completion {
+                    prompt_ids: prompt_ids.clone(),
+                    text: cut_after_stop(&text, &params.stop).to_string(),
+                    completion_ids: generation.tokens,
+                    finish: generation.finish,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Policy for ModelPolicy {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
+        Ok(self.complete(queries, params)?.into_iter().map(|c| c.text).collect())
+    }
+}
+
+/// Stops a row once its decoded text contains any stop string.
+struct StopStrings<'a> {
+    tokenizer: &'a ChatTokenizer,
+    stops: &'a [String],
+}
+
+impl StopCondition for StopStrings<'_> {
+    fn is_done(&self, _row: usize, completion: &[u32]) -> bool {
+        if self.stops.is_empty() {
+            return false;
+        }
+        // A stop string can only end in the newest token: decode a tail long enough to hold the longest one.
+        let longest = self.stops.iter().map(String::len).max().unwrap_or(0);
+        let tail = &completion[completion.len().saturating_sub(longest + 2)..];
+        match self.tokenizer.decode(tail, true) {
+            Ok(text) => self.stops.iter().any(|s| !s.is_empty() && text.contains(s.as_str())),
+            Err(_) => false,
+        }
+    }
+}
+
+/// `text` up to and including the earliest-ending stop string (all of it when none occurs).
+pub fn cut_after_stop<'t>(text: &'t str, stops: &[String]) -> &'t str {
+    let end = stops.iter().filter(|s| !s.is_empty()).filter_map(|s| text.find(s.as_str()).map(|i| i + s.len())).min();
+    match end {
+        Some(end) => &text[..end],
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_keeps_the_first_stop() {
+        let stops = vec!["</action>".to_string(), "\n\n".to_string()];
+        assert_eq!(cut_after_stop("<action>go</action> more</action>", &stops), "<action>go</action>");
+        assert_eq!(cut_after_stop("a\n\nb</action>", &stops), "a\n\n");
+        assert_eq!(cut_after_stop("no stop", &stops), "no stop");
+        assert_eq!(cut_after_stop("x", &[]), "x");
+    }
+}

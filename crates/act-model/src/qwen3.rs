@@ -1,0 +1,439 @@
+//! The Qwen3 decoder, top to bottom: MLP, attention, decoder layer, model with LM head.
+//!
+//! Parameter names follow Hugging Face (`model.layers.3.self_attn.q_proj.weight`), so the checkpoint mapping in
+//! [`crate::checkpoint`] is a list of names; Linear weights live in Burn's `[in, out]` layout here and in
+//! PyTorch's `[out, in]` layout on disk.
+
+use burn::module::{Param, ParamId};
+use burn::nn::{Embedding, Linear, RmsNorm};
+use burn::prelude::*;
+use burn::tensor::activation::{silu, softmax};
+use burn::tensor::ops::AttentionModuleOptions;
+use rand::RngExt;
+
+use crate::batch::TokenBatch;
+use crate::config::Qwen3Config;
+use crate::error::ModelError;
+use crate::kv_cache::{KvCache, LayerCache};
+use crate::rope::{RopeTables, RotaryEmbedding, apply_rotary};
+
+/// Additive attention bias for masked positions: large and finite, so fully masked rows (padding queries)
+/// give a uniform softmax instead of NaN, and the masked probabilities underflow to exactly zero elsewhere.
+pub const MASKED: f32 = -1.0e30;
+
+/// What a parameter is, which decides its initialisation and its on-disk layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A Linear weight: `[out, in]` in HF layout, normal(0, initializer_range) when fresh.
+    LinearWeight,
+    /// A Linear bias: zeros when fresh.
+    Bias,
+    /// The token embedding `[vocab, hidden]`: normal(0, initializer_range) when fresh.
+    Embedding,
+    /// An RMSNorm weight: ones when fresh.
+    Norm,
+}
+
+/// A provider of parameter values by Hugging Face name, in HF layout (`shape` is the HF shape).
+pub trait WeightSource {
+    /// The values of `name`, row-major in `shape`; an error when missing or mis-shaped.
+    fn take(&mut self, name: &str, shape: &[usize], kind: ParamKind) -> Result<Vec<f32>, ModelError>;
+    /// The `ParamId` to give this parameter (training checkpoints restore ids so optimizer state still matches).
+    fn param_id(&mut self, _name: &str) -> ParamId {
+        ParamId::new()
+    }
+}
+
+/// Fresh weights from a seed: normal(0, std) matrices, ones for norms, zeros for biases.
+#[derive(Debug)]
+pub struct RandomInit {
+    rng: rand_chacha::ChaCha8Rng,
+    std: f32,
+}
+
+impl RandomInit {
+    /// Weights drawn from `seed` with standard deviation `std`.
+    pub fn new(seed: u64, std: f64) -> Self {
+        RandomInit { rng: act_core::rng_from_seed(seed), std: std as f32 }
+    }
+
+    fn normal(&mut self) -> f32 {
+        // Box-Muller: one normal per two uniforms keeps the stream simple and reproducible.
+        let u1: f32 = self.rng.random::<f32>().max(f32::MIN_POSITIVE);
+        let u2: f32 = self.rng.random::<f32>();
+        (-2.0 * u1.ln()).sqrt() * (std::f32::consts::TAU * u2).cos()
+    }
+}
+
+impl WeightSource for RandomInit {
+    fn take(&mut self, _name: &str, shape: &[usize], kind: ParamKind) -> Result<Vec<f32>, ModelError> {
+        let n = shape.iter().product();
+        Ok(match kind {
+            ParamKind::Norm => vec![1.0; n],
+            ParamKind::Bias => vec![0.0; n],
+            ParamKind::LinearWeight | ParamKind::Embedding => (0..n).map(|_| self.normal() * self.std).collect(),
+        })
+    }
+}
+
+fn tensor_param<const D: usize>(
+    source: &mut dyn WeightSource,
+    name: &str,
+    shape: [usize; D],
+    kind: ParamKind,
+    device: &Device,
+) -> Result<Param<Tensor<D>>, ModelError> {
+    let values = source.take(name, &shape, kind)?;
+    let id = source.param_id(name);
+    Ok(trainable(id, Tensor::from_data(TensorData::new(values, shape), device)))
+}
+
+/// A parameter that tracks gradients on an autodiff device (and after `Module::train` elsewhere).
+fn trainable<const D: usize>(id: ParamId, tensor: Tensor<D>) -> Param<Tensor<D>> {
+    Param::initialized(id, tensor).set_require_grad(true)
+}
+
+fn linear(
+    source: &mut dyn WeightSource,
+    prefix: &str,
+    d_in: usize,
+    d_out: usize,
+    bias: bool,
+    device: &Device,
+) -> Result<Linear, ModelError> {
+    let name = format!("{prefix}.weight");
+    let hf = source.take(&name, &[d_out, d_in], ParamKind::LinearWeight)?;
+    // PyTorch stores [out, in]; Burn's Linear multiplies by [in, out].
+    let mut burn_layout = vec![0f32; hf.len()];
+    for o in 0..d_out {
+        for i in 0..d_in {
+            burn_layout[i * d_out + o] = hf[o * d_in + i];
+        }
+    }
+    let id = source.param_id(&name);
+    let weight = trainable(id, Tensor::from_data(TensorData::new(burn_layout, [d_in, d_out]), device));
+    let bias = if bias {
+        Some(tensor_param(source, &format!("{prefix}.bias"), [d_out], ParamKind::Bias, device)?)
+    } else {
+        None
+    };
+    Ok(Linear { weight, bias })
+}
+
+fn rms_norm(
+    source: &mut dyn WeightSource,
+    name: &str,
+    dim: usize,
+    eps: f64,
+    device: &Device,
+) -> Result<RmsNorm, ModelError> {
+    Ok(RmsNorm { gamma: tensor_param(source, name, [dim], ParamKind::Norm, device)?, epsilon: eps })
+}
+
+/// The SwiGLU feed-forward block: `down(silu(gate(x)) * up(x))`.
+#[derive(Module, Debug)]
+pub struct Mlp {
+    /// Gate projection, hidden -> intermediate.
+    pub gate_proj: Linear,
+    /// Up projection, hidden -> intermediate.
+    pub up_proj: Linear,
+    /// Down projection, intermediate -> hidden.
+    pub down_proj: Linear,
+}
+
+impl Mlp {
+    fn load(source: &mut dyn WeightSource, prefix: &str, c: &Qwen3Config, device: &Device) -> Result<Self, ModelError> {
+        let (h, i) = (c.hidden_size, c.intermediate_size);
+        Ok(Mlp {
+            gate_proj: linear(source, &format!("{prefix}.gate_proj"), h, i, false, device)?,
+            up_proj: linear(source, &format!("{prefix}.up_proj"), h, i, false, device)?,
+            down_proj: linear(source, &format!("{prefix}.down_proj"), i, h, false, device)?,
+        })
+    }
+
+    /// Applies the block to `[batch, seq, hidden]`.
+    pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
+        let gate = silu(self.gate_proj.forward(x.clone()));
+        self.down_proj.forward(gate * self.up_proj.forward(x))
+    }
+}
+
+/// Grouped-query self-attention with per-head RMSNorm on queries and keys, then rotary embeddings.
+#[derive(Module, Debug)]
+pub struct Attention {
+    /// Query projection, hidden -> heads * head_dim.
+    pub q_proj: Linear,
+    /// Key projection, hidden -> kv_heads * head_dim.
+    pub k_proj: Linear,
+    /// Value projection, hidden -> kv_heads * head_dim.
+    pub v_proj: Linear,
+    /// Output projection, heads * head_dim -> hidden.
+    pub o_proj: Linear,
+    /// RMSNorm over each query head.
+    pub q_norm: RmsNorm,
+    /// RMSNorm over each key head.
+    pub k_norm: RmsNorm,
+    /// Query heads.
+    pub num_heads: usize,
+    /// Key/value heads.
+    pub num_kv_heads: usize,
+    /// Width of one head.
+    pub head_dim: usize,
+}
+
+impl Attention {
+    fn load(source: &mut dyn WeightSource, prefix: &str, c: &Qwen3Config, device: &Device) -> Result<Self, ModelError> {
+        let (h, d) = (c.hidden_size, c.head_dim);
+        let (q, kv) = (c.num_attention_heads * d, c.num_key_value_heads * d);
+        let b = c.attention_bias;
+        Ok(Attention {
+            q_proj: linear(source, &format!("{prefix}.q_proj"), h, q, b, device)?,
+            k_proj: linear(source, &format!("{prefix}.k_proj"), h, kv, b, device)?,
+            v_proj: linear(source, &format!("{prefix}.v_proj"), h, kv, b, device)?,
+            o_proj: linear(source, &format!("{prefix}.o_proj"), q, h, b, device)?,
+            q_norm: rms_norm(source, &format!("{prefix}.q_norm.weight"), d, c.rms_norm_eps, device)?,
+            k_norm: rms_norm(source, &format!("{prefix}.k_norm.weight"), d, c.rms_norm_eps, device)?,
+            num_heads: c.num_attention_heads,
+            num_kv_heads: c.num_key_value_heads,
+            head_dim: d,
+        })
+    }
+
+    /// Attends `x` (`[batch, seq, hidden]`) to itself and to the cached keys/values, if any.
+    ///
+    /// `bias` is `[batch, 1, seq, cached + seq]`: 0 where attention is allowed, [`MASKED`] elsewhere.
+    pub fn forward(
+        &self,
+        x: Tensor<3>,
+        rope: &RopeTables,
+        bias: Tensor<4>,
+        cache: Option<&mut LayerCache>,
+    ) -> Tensor<3> {
+        let [batch, seq, _] = x.dims();
+        let x_device = x.device();
+        let heads = |t: Tensor<3>, n: usize| t.reshape([batch, seq, n, self.head_dim]);
+        let q = self.q_norm.forward(heads(self.q_proj.forward(x.clone()), self.num_heads)).swap_dims(1, 2);
+        let k = self.k_norm.forward(heads(self.k_proj.forward(x.clone()), self.num_kv_heads)).swap_dims(1, 2);
+        let v = heads(self.v_proj.forward(x), self.num_kv_heads).swap_dims(1, 2);
+        let q = apply_rotary(q, rope);
+        let k = apply_rotary(k, rope);
+        let (k, v) = match cache {
+            Some(cache) => cache.append(k, v),
+            None => (k, v),
+        };
+        let out = if fused_attention_available(&x_device) {
+            // Native GQA and a bias broadcast over heads: no expanded keys, one pass per head.
+            burn::tensor::module::attention(q, k, v, None, Some(bias), AttentionModuleOptions::default())
+        } else {
+            grouped_attention(q, k, v, bias, self.num_heads / self.num_kv_heads)
+        };
+        self.o_proj.forward(out.swap_dims(1, 2).reshape([batch, seq, self.num_heads * self.head_dim]))
+    }
+}
+
+/// Flex without autodiff has a fused attention kernel with grouped-query support; autodiff and the other
+/// backends run [`grouped_attention`] (libtorch's fused kernel and Burn's fallback do not share k/v heads).
+fn fused_attention_available(device: &Device) -> bool {
+    !device.is_autodiff() && matches!(device.as_dispatch(), burn::backend::DispatchDevice::Flex(_))
+}
+
+/// `softmax(q k^T / sqrt(d) + bias) v` where each key/value head serves `group` consecutive query heads.
+///
+/// Folding the group into the query length (`[b, kv, group * s, d]`) shares keys and values without copying
+/// them, on every backend and under autodiff.
+pub fn grouped_attention(q: Tensor<4>, k: Tensor<4>, v: Tensor<4>, bias: Tensor<4>, group: usize) -> Tensor<4> {
+    let [b, hq, s, d] = q.dims();
+    let [_, hkv, t, _] = k.dims();
+    let scale = 1.0 / (d as f64).sqrt();
+    let q = q.reshape([b, hkv, group * s, d]);
+    let scores = q.matmul(k.swap_dims(2, 3)).mul_scalar(scale).reshape([b, hkv, group, s, t]);
+    let scores = scores + bias.reshape([b, 1, 1, s, t]);
+    let probs = softmax(scores, 4).reshape([b, hkv, group * s, t]);
+    probs.matmul(v).reshape([b, hq, s, d])
+}
+
+/// One pre-norm decoder layer: attention and MLP, each with a residual connection.
+#[derive(Module, Debug)]
+pub struct DecoderLayer {
+    /// Self-attention.
+    pub self_attn: Attention,
+    /// Feed-forward block.
+    pub mlp: Mlp,
+    /// Norm before attention.
+    pub input_layernorm: RmsNorm,
+    /// Norm before the MLP.
+    pub post_attention_layernorm: RmsNorm,
+}
+
+impl DecoderLayer {
+    fn load(source: &mut dyn WeightSource, prefix: &str, c: &Qwen3Config, device: &Device) -> Result<Self, ModelError> {
+        let h = c.hidden_size;
+        Ok(DecoderLayer {
+            self_attn: Attention::load(source, &format!("{prefix}.self_attn"), c, device)?,
+            mlp: Mlp::load(source, &format!("{prefix}.mlp"), c, device)?,
+            input_layernorm: rms_norm(source, &format!("{prefix}.input_layernorm.weight"), h, c.rms_norm_eps, device)?,
+            post_attention_layernorm: rms_norm(
+                source,
+                &format!("{prefix}.post_attention_layernorm.weight"),
+                h,
+                c.rms_norm_eps,
+                device,
+            )?,
+        })
+    }
+
+    fn forward(&self, x: Tensor<3>, rope: &RopeTables, bias: Tensor<4>, cache: Option<&mut LayerCache>) -> Tensor<3> {
+        let x = x.clone() + self.self_attn.forward(self.input_layernorm.forward(x), rope, bias, cache);
+        x.clone() + self.mlp.forward(self.post_attention_layernorm.forward(x))
+    }
+}
+
+/// A Qwen3 causal language model: embedding, decoder layers, final norm and LM head (tied or not).
+#[derive(Module, Debug)]
+pub struct Qwen3 {
+    /// Token embedding `[vocab, hidden]`.
+    pub embed_tokens: Embedding,
+    /// Decoder layers.
+    pub layers: Vec<DecoderLayer>,
+    /// Final norm.
+    pub norm: RmsNorm,
+    /// Untied LM head; `None` when the head reuses `embed_tokens`.
+    pub lm_head: Option<Linear>,
+    /// The hyper-parameters.
+    #[module(skip)]
+    pub config: Qwen3Config,
+    #[module(skip)]
+    rope: RotaryEmbedding,
+}
+
+impl Qwen3 {
+    /// A freshly initialised model (normal(0, `initializer_range`) weights) drawn from `seed`.
+    pub fn init(config: &Qwen3Config, seed: u64, device: &Device) -> Result<Self, ModelError> {
+        Self::from_source(config, &mut RandomInit::new(seed, config.initializer_range), device)
+    }
+
+    /// Builds the model from named HF-layout weights.
+    pub fn from_source(
+        config: &Qwen3Config,
+        source: &mut dyn WeightSource,
+        device: &Device,
+    ) -> Result<Self, ModelError> {
+        config.validate()?;
+        let c = config;
+        let embed = tensor_param(
+            source,
+            "model.embed_tokens.weight",
+            [c.vocab_size, c.hidden_size],
+            ParamKind::Embedding,
+            device,
+        )?;
+        let layers = (0..c.num_hidden_layers)
+            .map(|i| DecoderLayer::load(source, &format!("model.layers.{i}"), c, device))
+            .collect::<Result<Vec<_>, _>>()?;
+        let norm = rms_norm(source, "model.norm.weight", c.hidden_size, c.rms_norm_eps, device)?;
+        let lm_head = if c.tie_word_embeddings {
+            None
+        } else {
+            Some(linear(source, "lm_head", c.hidden_size, c.vocab_size, false, device)?)
+        };
+        Ok(Qwen3 {
+            embed_tokens: Embedding { weight: embed },
+            layers,
+            norm,
+            lm_head,
+            config: config.clone(),
+            rope: RotaryEmbedding::new(c.head_dim, c.rope_theta),
+        })
+    }
+
+    /// The device holding the weights.
+    pub fn device(&self) -> Device {
+        self.embed_tokens.weight.val().device()
+    }
+
+    /// Final hidden states `[batch, seq, hidden]` of a padded batch (no cache).
+    pub fn hidden_states(&self, batch: &TokenBatch) -> Tensor<3> {
+        let device = self.device();
+        let positions = batch.positions();
+        let bias = batch.attention_bias(&device);
+        self.run(batch.ids_tensor(&device), &positions, bias, None)
+    }
+
+    /// Logits `[batch, seq, vocab]` of a padded batch: the training forward.
+    pub fn forward(&self, batch: &TokenBatch) -> Tensor<3> {
+        self.logits(self.hidden_states(batch))
+    }
+
+    /// Applies the LM head to hidden states `[batch, seq, hidden]`.
+    pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
+        match &self.lm_head {
+            Some(head) => head.forward(hidden),
+            None => {
+                let [b, s, h] = hidden.dims();
+                let weight = self.embed_tokens.weight.val();
+                let logits = hidden.reshape([b * s, h]).matmul(weight.transpose());
+                logits.reshape([b, s, self.config.vocab_size])
+            }
+        }
+    }
+
+    /// Runs the decoder over `ids` (`[batch, seq]`) at absolute `positions` (row-major `[batch, seq]`), with an
+    /// additive attention `bias` `[batch, 1, seq, cached + seq]`, appending keys/values to `cache` if given.
+    /// Returns the final hidden states.
+    pub fn run(
+        &self,
+        ids: Tensor<2, Int>,
+        positions: &[usize],
+        bias: Tensor<4>,
+        mut cache: Option<&mut KvCache>,
+    ) -> Tensor<3> {
+        let [batch, seq] = ids.dims();
+        let device = ids.device();
+        let rope = self.rope.tables(positions, batch, seq, &device);
+        let mut x = self.embed_tokens.forward(ids);
+        for (i, layer) in self.layers.iter().enumerate() {
+            let layer_cache = cache.as_deref_mut().map(|c| c.layer_mut(i));
+            x = layer.forward(x, &rope, bias.clone(), layer_cache);
+        }
+        self.norm.forward(x)
+    }
+
+    /// An empty KV cache sized for this model.
+    pub fn new_cache(&self) -> KvCache {
+        KvCache::new(self.layers.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fused_and_decomposed_attention_agree() {
+        let device = Device::flex();
+        assert!(fused_attention_available(&device));
+        assert!(!fused_attention_available(&device.clone().autodiff()));
+        let mut init = RandomInit::new(3, 1.0);
+        let mut t = |shape: [usize; 4]| {
+            let v = init.take("x", &shape, ParamKind::Embedding).unwrap();
+            Tensor::<4>::from_data(TensorData::new(v, shape), &device)
+        };
+        let (q, k, v) = (t([2, 4, 3, 8]), t([2, 2, 5, 8]), t([2, 2, 5, 8]));
+        let mask = [true, true, true, true, true, false, false, true, true, true];
+        let bias = crate::batch::causal_bias(&mask, 2, 5, 3, &device);
+        let fused: Vec<f32> = burn::tensor::module::attention(
+            q.clone(),
+            k.clone(),
+            v.clone(),
+            None,
+            Some(bias.clone()),
+            AttentionModuleOptions::default(),
+        )
+        .into_data()
+        .to_vec()
+        .unwrap();
+        let manual: Vec<f32> = grouped_attention(q, k, v, bias, 2).into_data().to_vec().unwrap();
+        let diff = fused.iter().zip(&manual).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+        assert!(diff < 1e-5, "{diff}");
+    }
+}

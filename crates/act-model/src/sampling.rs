@@ -1,0 +1,161 @@
+//! Choosing the next token from logits: greedy, temperature, top-k and top-p (nucleus) sampling.
+
+use rand::RngExt;
+
+use crate::error::ModelError;
+
+/// How to pick tokens; the token-level part of act-core's `SamplingParams`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampler {
+    /// Softmax temperature; 0 means greedy.
+    pub temperature: f32,
+    /// Keep only the `top_k` most likely tokens; 0 keeps all.
+    pub top_k: usize,
+    /// Keep the smallest set of most likely tokens whose probability reaches `top_p`; 1 keeps all.
+    pub top_p: f32,
+}
+
+impl Sampler {
+    /// Greedy decoding (argmax).
+    pub fn greedy() -> Self {
+        Sampler { temperature: 0.0, top_k: 0, top_p: 1.0 }
+    }
+
+    /// Checks the parameters.
+    pub fn new(temperature: f32, top_k: usize, top_p: f32) -> Result<Self, ModelError> {
+        if !(temperature.is_finite() && temperature >= 0.0) {
+            return Err(ModelError::Input(format!("temperature must be finite and >= 0, got {temperature}")));
+        }
+        if !(top_p > 0.0 && top_p <= 1.0) {
+            return Err(ModelError::Input(format!("top_p must be in (0, 1], got {top_p}")));
+        }
+        Ok(Sampler { temperature, top_k, top_p })
+    }
+
+    /// Whether this sampler is deterministic argmax.
+    pub fn is_greedy(&self) -> bool {
+        self.temperature == 0.0
+    }
+
+    /// The next token for one row of logits.
+    pub fn sample(&self, logits: &[f32], rng: &mut impl RngExt) -> u32 {
+        if self.is_greedy() {
+            return argmax(logits);
+        }
+        // Candidates sorted by logit, descending; ties keep the lower id first so results are stable.
+        let mut order: Vec<u32> = (0..logits.len() as u32).collect();
+        order.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]).then(a.cmp(&b)));
+        if self.top_k > 0 && self.top_k < order.len() {
+            order.truncate(self.top_k);
+        }
+        let max = logits[order[0] as usize];
+        let mut probs: Vec<f32> =
+            order.iter().map(|&t| ((logits[t as usize] - max) / self.temperature).exp()).collect();
+        let total: f32 = probs.iter().sum();
+        probs.iter_mut().for_each(|p| *p /= total);
+        if self.top_p < 1.0 {
+            let mut cumulative = 0.0;
+            let mut keep = probs.len();
+            for (i, p) in probs.iter().enumerate() {
+                cumulative += p;
+                if cumulative >= self.top_p {
+                    keep = i + 1;
+                    break;
+                }
+            }
+            probs.truncate(keep);
+            order.truncate(keep);
+        }
+        let total: f32 = probs.iter().sum();
+        let mut u = rng.random::<f32>() * total;
+        for (p, &t) in probs.iter().zip(&order) {
+            if u < *p {
+                return t;
+            }
+            u -= p;
+        }
+        *order.last().expect("at least one candidate")
+    }
+}
+
+/// Index of the largest logit (the first one on ties).
+pub fn argmax(logits: &[f32]) -> u32 {
+    let mut best = 0;
+    for (i, &x) in logits.iter().enumerate() {
+        if x > logits[best] {
+            best = i;
+        }
+    }
+    best as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn greedy_is_argmax() {
+        let mut rng = act_core::rng_from_seed(0);
+        assert_eq!(Sampler::greedy().sample(&[0.1, 3.0, 2.0, 3.0], &mut rng), 1);
+    }
+
+    #[test]
+    fn top_k_one_is_greedy_and_seed_repeats() {
+        let logits = [0.5, 0.1, 2.0, -1.0];
+        let s = Sampler::new(1.0, 1, 1.0).unwrap();
+        let mut rng = act_core::rng_from_seed(3);
+        assert!((0..50).all(|_| s.sample(&logits, &mut rng) == 2));
+        let t = Sampler::new(1.5, 0, 1.0).unwrap();
+        let draw = |seed| {
+            let mut rng = act_core::rng_from_seed(seed);
+            (0..20).map(|_| t.sample(&logits, &mut rng)).collect::<Vec<_>>()
+        };
+        assert_eq!(draw(9), draw(9));
+        assert_ne!(draw(9), draw(10));
+    }
+
+    #[test]
+    fn sampling_frequencies_follow_softmax() {
+        let logits = [0.0f32, (2.0f32).ln(), (5.0f32).ln()];
+        let s = Sampler::new(1.0, 0, 1.0).unwrap();
+        let mut rng = act_core::rng_from_seed(11);
+        let mut counts = [0usize; 3];
+        for _ in 0..8000 {
+            counts[s.sample(&logits, &mut rng) as usize] += 1;
+        }
+        let expected = [1.0 / 8.0, 2.0 / 8.0, 5.0 / 8.0];
+        for (c, e) in counts.iter().zip(expected) {
+            assert!((*c as f64 / 8000.0 - e).abs() < 0.03, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        assert!(Sampler::new(-1.0, 0, 1.0).is_err());
+        assert!(Sampler::new(f32::NAN, 0, 1.0).is_err());
+        assert!(Sampler::new(1.0, 0, 0.0).is_err());
+        assert!(Sampler::new(1.0, 0, 1.5).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn top_p_keeps_only_the_nucleus(logits in proptest::collection::vec(-5.0f32..5.0, 2..20), top_p in 0.05f32..1.0, seed: u64) {
+            let s = Sampler::new(0.7, 0, top_p).unwrap();
+            let mut rng = act_core::rng_from_seed(seed);
+            let token = s.sample(&logits, &mut rng) as usize;
+            prop_assert!(token < logits.len());
+            // Mass strictly above the chosen token must be below top_p, or it would not be in the nucleus.
+            let probs: Vec<f32> = {
+                let max = logits.iter().cloned().fold(f32::MIN, f32::max);
+                let e: Vec<f32> = logits.iter().map(|l| ((l - max) / 0.7).exp()).collect();
+                let t: f32 = e.iter().sum();
+                e.iter().map(|x| x / t).collect()
+            };
+            let above: f32 = probs.iter().enumerate()
+                .filter(|&(i, p)| *p > probs[token] || (*p == probs[token] && i < token))
+                .map(|(_, p)| p).sum();
+            prop_assert!(above < top_p + 1e-5);
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Tokenizers (a model's `tokenizer.json`, or a small BPE trained in process) and Qwen's chat template.
+//!
+//! The chat template is ChatML as Qwen uses it:
+//!
+//! ```text
+//! <|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n{completion}<|im_end|>
+//! ```
+//!
+//! Prompt and completion are tokenized separately and concatenated, so the completion boundary is exact: training
+//! scores precisely the tokens generation would produce after the same prompt, and no token straddles the boundary.
+
+use std::path::Path;
+
+use tokenizers::models::bpe::{BPE, BpeTrainerBuilder};
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::{AddedToken, Tokenizer, TokenizerBuilder};
+
+use crate::error::ModelError;
+
+/// Start of a chat turn.
+pub const IM_START: &str = "<|im_start|>";
+/// End of a chat turn (the token an assistant turn ends with).
+pub const IM_END: &str = "<|im_end|>";
+/// End of a document; Qwen's padding token.
+pub const END_OF_TEXT: &str = "<|endoftext|>";
+
+/// How prompts become chat text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ChatTemplate {
+    /// An optional system message.
+    pub system: Option<String>,
+    /// Open the assistant turn with an empty `<think>\n\n</think>\n\n` block, as Qwen3's template does when
+    /// thinking is disabled.
+    pub empty_think_block: bool,
+}
+
+impl ChatTemplate {
+    /// Sets the system message.
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// Sets whether the assistant turn opens with an empty think block.
+    pub fn with_empty_think_block(mut self, on: bool) -> Self {
+        self.empty_think_block = on;
+        self
+    }
+
+    /// The chat text up to and including the assistant turn's header: what generation continues from.
+    pub fn prompt_text(&self, user: &str) -> String {
+        let mut text = String::new();
+        if let Some(system) = &self.system {
+            text.push_str(&format!("{IM_START}system\n{system}{IM_END}\n"));
+        }
+        text.push_str(&format!("{IM_START}user\n{user}{IM_END}\n{IM_START}assistant\n"));
+        if self.empty_think_block {
+            text.push_str("<think>\n\n</think>\n\n");
+        }
+        text
+    }
+
+    /// The completion text as trained on: the answer followed by the end-of-turn token.
+    pub fn completion_text(&self, completion: &str) -> String {
+        format!("{completion}{IM_END}")
+    }
+}
+
+/// Token ids of one chat example, split at the completion boundary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatEncoding {
+    /// The prompt (through the assistant header).
+    pub prompt_ids: Vec<u32>,
+    /// The completion, ending with `<|im_end|>`.
+    pub completion_ids: Vec<u32>,
+}
+
+impl ChatEncoding {
+    /// Prompt then completion.
+    pub fn ids(&self) -> Vec<u32> {
+        [self.prompt_ids.as_slice(), self.completion_ids.as_slice()].concat()
+    }
+
+    /// `true` on completion tokens: the loss mask over [`ChatEncoding::ids`].
+    pub fn completion_mask(&self) -> Vec<bool> {
+        let mut mask = vec![false; self.prompt_ids.len()];
+        mask.extend(std::iter::repeat_n(true, self.completion_ids.len()));
+        mask
+    }
+}
+
+/// A tokenizer with the chat special tokens resolved.
+#[derive(Debug, Clone)]
+pub struct ChatTokenizer {
+    inner: Tokenizer,
+    im_start: u32,
+    im_end: u32,
+    end_of_text: u32,
+}
+
+impl ChatTokenizer {
+    /// Wraps a tokenizer that knows `<|im_start|>`, `<|im_end|>` and `<|endoftext|>`.
+    pub fn new(inner: Tokenizer) -> Result<Self, ModelError> {
+        let id = |token: &str| {
+            inner
+                .token_to_id(token)
+                .ok_or_else(|| ModelError::Tokenizer(format!("the tokenizer has no `{token}` token")))
+        };
+        Ok(ChatTokenizer { im_start: id(IM_START)?, im_end: id(IM_END)?, end_of_text: id(END_OF_TEXT)?, inner })
+    }
+
+    /// Loads a `tokenizer.json` (for example Qwen3's).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, ModelError> {
+        let path = path.as_ref();
+        let inner =
+            Tokenizer::from_file(path).map_err(|e| ModelError::Tokenizer(format!("{}: {e}", path.display())))?;
+        Self::new(inner)
+    }
+
+    /// Trains a byte-level BPE tokenizer of at most `vocab_size` tokens (special tokens included) on `texts`.
+    pub fn train_bpe<I, S>(texts: I, vocab_size: usize) -> Result<Self, ModelError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str> + Send,
+        I::IntoIter: Send,
+    {
+        let specials = [END_OF_TEXT, IM_START, IM_END].map(|t| AddedToken::from(t, true)).to_vec();
+        let mut trainer = BpeTrainerBuilder::new()
+            .vocab_size(vocab_size)
+            .min_frequency(2)
+            .show_progress(false)
+            .special_tokens(specials)
+            .initial_alphabet(ByteLevel::alphabet().into_iter().collect())
+            .build();
+        let mut tokenizer = TokenizerBuilder::new()
+            .with_model(BPE::default())
+            .with_normalizer(None::<tokenizers::NormalizerWrapper>)
+            .with_pre_tokenizer(Some(ByteLevel::default().add_prefix_space(false)))
+            .with_post_processor(Some(ByteLevel::default()))
+            .with_decoder(Some(ByteLevel::default()))
+            .build()
+            .map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        tokenizer
+            .train(&mut trainer, texts.into_iter())
+            .map_err(|e| ModelError::Tokenizer(format!("training: {e}")))?;
+        Self::new(Tokenizer::from(tokenizer))
+    }
+
+    /// Saves `tokenizer.json` atomically.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), ModelError> {
+        let text = self.inner.to_string(true).map_err(|e| ModelError::Tokenizer(e.to_string()))?;
+        crate::checkpoint::write_atomic(path.as_ref(), text.as_bytes())
+    }
+
+    /// The wrapped `tokenizers` tokenizer.
+    pub fn inner(&self) -> &Tokenizer {
+        &self.inner
+    }
+
+    /// Vocabulary size including added tokens (the model's `vocab_size` must be at least this).
+    pub fn vocab_size(&self) -> usize {
+        self.inner.get_vocab_size(true)
+    }
+
+    /// The `<|im_start|>` id.
+    pub fn im_start_id(&self) -> u32 {
+        self.im_start
+    }
+
+    /// The `<|im_end|>` id: generation stops here.
+    pub fn im_end_id(&self) -> u32 {
+        self.im_end
+    }
+
+    /// The `<|endoftext|>` id: padding, and also an end of generation.
+    pub fn end_of_text_id(&self) -> u32 {
+        self.end_of_text
+    }
+
+    /// Token ids of `text` (special-token strings in it become their tokens; nothing is added around it).
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, ModelError> {
+        self.inner
+            .encode(text, false)
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| ModelError::Tokenizer(format!("encoding: {e}")))
+    }
+
+    /// The text of `ids`, with or without special tokens.
+    pub fn decode(&self, ids: &[u32], skip_special_tokens: bool) -> Result<String, ModelError> {
+        self.inner.decode(ids, skip_special_tokens).map_err(|e| ModelError::Tokenizer(format!("decoding: {e}")))
+    }
+
+    /// The prompt ids of `user` under `template`.
+    pub fn encode_prompt(&self, template: &ChatTemplate, user: &str) -> Result<Vec<u32>, ModelError> {
+        self.encode(&template.prompt_text(user))
+    }
+
+    /// Prompt and completion ids of one training example, split exactly at the completion boundary.
+    pub fn encode_chat(
+        &self,
+        template: &ChatTemplate,
+        user: &str,
+        completion: &str,
+    ) -> Result<ChatEncoding, ModelError> {
+        Ok(ChatEncoding {
+            prompt_ids: self.encode_prompt(template, user)?,
+            completion_ids: self.encode(&template.completion_text(completion))?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus() -> Vec<String> {
+        (0..200)
+            .map(|i| {
+                format!("You are in room {i}. You see a mug {} and a desk. <action>take mug {}</action>", i % 7, i % 5)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn trained_bpe_round_trips_and_knows_chat_tokens() {
+        let tok = ChatTokenizer::train_bpe(corpus(), 300).unwrap();
+        assert!(tok.vocab_size() <= 300 && tok.vocab_size() > 256, "{}", tok.vocab_size());
+        let text = "You see a mug 3 and a desk. <action>take mug 1</action> ünïcödé";
+        let ids = tok.encode(text).unwrap();
+        assert_eq!(tok.decode(&ids, false).unwrap(), text);
+        // Merges learned from the corpus make frequent text shorter than its bytes.
+        assert!(tok.encode("You see a mug").unwrap().len() < "You see a mug".len());
+        let chat = tok.encode(&ChatTemplate::default().prompt_text("hi")).unwrap();
+        assert_eq!(chat[0], tok.im_start_id());
+        assert!(chat.contains(&tok.im_end_id()));
+    }
+
+    #[test]
+    fn completion_boundary_is_exact() {
+        let tok = ChatTokenizer::train_bpe(corpus(), 300).unwrap();
+        let template = ChatTemplate::default().with_system("Be brief.");
+        let enc = tok.encode_chat(&template, "where is the mug?", "<action>take mug 2</action>").unwrap();
+        assert_eq!(enc.prompt_ids, tok.encode_prompt(&template, "where is the mug?").unwrap());
+        assert_eq!(*enc.completion_ids.last().unwrap(), tok.im_end_id());
+        let mask = enc.completion_mask();
+        assert_eq!(mask.len(), enc.ids().len());
+        assert_eq!(mask.iter().filter(|&&m| m).count(), enc.completion_ids.len());
+        assert!(!mask[enc.prompt_ids.len() - 1] && mask[enc.prompt_ids.len()]);
+        assert_eq!(tok.decode(&enc.completion_ids, true).unwrap(), "<action>take mug 2</action>");
+        let full = tok.decode(&enc.ids(), false).unwrap();
+        assert_eq!(
+            full,
+            format!(
+                "{}{}",
+                template.prompt_text("where is the mug?"),
+                template.completion_text("<action>take mug 2</action>")
+            )
+        );
+    }
+
+    #[test]
+    fn save_and_load_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let tok = ChatTokenizer::train_bpe(corpus(), 280).unwrap();
+        let path = dir.path().join("tokenizer.json");
+        tok.save(&path).unwrap();
+        let back = ChatTokenizer::from_file(&path).unwrap();
+        assert_eq!(back.encode("take mug 4").unwrap(), tok.encode("take mug 4").unwrap());
+        assert_eq!(back.im_end_id(), tok.im_end_id());
+        assert!(ChatTokenizer::from_file(dir.path().join("missing.json")).is_err());
+    }
+
+    #[test]
+    fn qwen_template_text() {
+        let t = ChatTemplate::default().with_empty_think_block(true);
+        assert_eq!(t.prompt_text("q"), "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+    }
+}

@@ -1,0 +1,10 @@
+//! act-model's integration tests, in one binary so Burn is linked once.
+
+mod checkpoint;
+mod common;
+mod generation;
+mod hf_parity;
+mod policy;
+mod reverse_parity;
+mod tch_parity;
+mod training;

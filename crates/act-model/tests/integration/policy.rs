@@ -1,0 +1,60 @@
+//! act-core's Policy over a tiny model: chat template, stop strings, seeds.
+
+use act_core::{Policy, Query, SamplingParams};
+use act_model::{ChatTemplate, ChatTokenizer, FinishReason, ModelPolicy, Qwen3, Qwen3Config};
+use burn::prelude::*;
+
+fn policy() -> ModelPolicy {
+    policy_with_batch(2)
+}
+
+fn policy_with_batch(batch_size: usize) -> ModelPolicy {
+    let corpus: Vec<String> =
+        (0..100).map(|i| format!("<action>take mug {i}</action> then go to desk {}", i % 3)).collect();
+    let tokenizer = ChatTokenizer::train_bpe(corpus, 320).unwrap();
+    let mut config = Qwen3Config::tiny(tokenizer.vocab_size());
+    config.initializer_range = 0.2;
+    let model = Qwen3::init(&config, 4, &Device::flex()).unwrap();
+    ModelPolicy::new("tiny", model, tokenizer, ChatTemplate::default()).with_batch_size(batch_size)
+}
+
+#[test]
+fn policy_is_seeded_batched_and_respects_limits() {
+    let policy = policy();
+    let queries: Vec<Query> = ["a", "where is the mug?", "go", "take mug 3"].iter().map(|s| Query::text(*s)).collect();
+    let params = SamplingParams::default().with_max_new_tokens(6).with_seed(5);
+    let a = policy.complete(&queries, &params).unwrap();
+    let b = policy.complete(&queries, &params).unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.len(), 4);
+    assert!(a.iter().all(|c| c.completion_ids.len() <= 6));
+    // Batch size does not change what query i samples (its seed is derive_seed(seed, i)).
+    let wide = policy_with_batch(8).complete(&queries, &params).unwrap();
+    assert_eq!(wide, a);
+    let other = policy.complete(&queries, &params.clone().with_seed(6)).unwrap();
+    assert_ne!(a, other);
+    let texts = policy.generate(&queries, &params).unwrap();
+    assert_eq!(texts, a.iter().map(|c| c.text.clone()).collect::<Vec<_>>());
+}
+
+#[test]
+fn stop_strings_end_generation_and_are_kept() {
+    let policy = policy();
+    let queries = vec![Query::text("take mug")];
+    let params = SamplingParams::greedy().with_max_new_tokens(20);
+    let free = policy.complete(&queries, &params).unwrap().remove(0);
+    // Use a character the model emits anyway as the stop string: generation must end right after it.
+    let text = free.text.clone();
+    let Some(stop) = text.chars().find(|c| c.is_ascii_alphanumeric()).map(|c| c.to_string()) else {
+        panic!("tiny model produced no ASCII text: {text:?}");
+    };
+    let stop = stop.as_str();
+    let stopped = policy.complete(&queries, &params.clone().with_stop(stop)).unwrap().remove(0);
+    assert_eq!(stopped.finish, FinishReason::Stop);
+    assert!(stopped.text.ends_with(stop), "{:?} vs stop {stop:?}", stopped.text);
+    let n = stopped.completion_ids.len();
+    assert!(n <= free.completion_ids.len());
+    assert_eq!(stopped.completion_ids, free.completion_ids[..n], "stopping only truncates");
+    let bad = SamplingParams::default().with_top_p(0.0);
+    assert!(policy.generate(&queries, &bad).is_err());
+}
