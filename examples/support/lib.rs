@@ -1,9 +1,12 @@
-//! Helpers shared by the act-rs examples: run directories and small report utilities.
+//! Helpers shared by the act-rs examples and the root integration tests: run directories, stage reporting, and the
+//! pipelines the examples run.
 //!
 //! The crates of the workspace never depend on each other beyond `act-core`; the examples are where they meet, and
-//! this library holds what several examples need.
+//! this library holds what several examples (and the tests that check them) need.
 
 use std::path::{Path, PathBuf};
+
+pub mod pipeline;
 
 /// Creates (if needed) and returns the run directory `root/name`, where an example writes every artefact.
 pub fn run_dir(root: impl AsRef<Path>, name: &str) -> std::io::Result<PathBuf> {
@@ -16,17 +19,27 @@ pub fn run_dir(root: impl AsRef<Path>, name: &str) -> std::io::Result<PathBuf> {
 pub struct Stage {
     name: String,
     started: std::time::Instant,
+    quiet: bool,
 }
 
 impl Stage {
     /// Announces and starts timing `name`.
     pub fn start(name: &str) -> Stage {
-        println!("- {name} ...");
-        Stage { name: name.to_owned(), started: std::time::Instant::now() }
+        Self::start_quiet(name, false)
+    }
+
+    /// Starts timing `name`, printing nothing when `quiet`.
+    pub fn start_quiet(name: &str, quiet: bool) -> Stage {
+        if !quiet {
+            println!("- {name} ...");
+        }
+        Stage { name: name.to_owned(), started: std::time::Instant::now(), quiet }
     }
 
     /// Reports the stage as done, with a short summary.
     pub fn done(self, summary: &str) {
-        println!("  {}: {summary} ({:.2} s)", self.name, self.started.elapsed().as_secs_f64());
+        if !self.quiet {
+            println!("  {}: {summary} ({:.2} s)", self.name, self.started.elapsed().as_secs_f64());
+        }
     }
 }

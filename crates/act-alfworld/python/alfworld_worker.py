@@ -35,6 +35,7 @@ GRAMMAR_03 = "0.3"
 GRAMMAR_04 = "0.4"
 
 # The text ALFWorld 0.4 added for the `help` command (alfworld scripts/patch_tw-pddl.py); reproduced word for word.
+# The feedback holds real newlines, as in that script's grammar text.
 HELP_ACTION_PDDL = """\
 (:action help
     :parameters (?a - agent)
@@ -48,20 +49,20 @@ HELP_ACTION_PDDL = """\
 """
 
 HELP_FEEDBACK = (
-    "\\nAvailable commands:\\n"
-    "  look:                             look around your current location\\n"
-    "  inventory:                        check your current inventory\\n"
-    "  go to (receptacle):               move to a receptacle\\n"
-    "  open (receptacle):                open a receptacle\\n"
-    "  close (receptacle):               close a receptacle\\n"
-    "  take (object) from (receptacle):  take an object from a receptacle\\n"
-    "  move (object) to (receptacle):  place an object in or on a receptacle\\n"
-    "  examine (something):              examine a receptacle or an object\\n"
-    "  use (object):                     use an object\\n"
-    "  heat (object) with (receptacle):  heat an object using a receptacle\\n"
-    "  clean (object) with (receptacle): clean an object using a receptacle\\n"
-    "  cool (object) with (receptacle):  cool an object using a receptacle\\n"
-    "  slice (object) with (object):     slice an object using a sharp object\\n"
+    "\nAvailable commands:\n"
+    "  look:                             look around your current location\n"
+    "  inventory:                        check your current inventory\n"
+    "  go to (receptacle):               move to a receptacle\n"
+    "  open (receptacle):                open a receptacle\n"
+    "  close (receptacle):               close a receptacle\n"
+    "  take (object) from (receptacle):  take an object from a receptacle\n"
+    "  move (object) to (receptacle):  place an object in or on a receptacle\n"
+    "  examine (something):              examine a receptacle or an object\n"
+    "  use (object):                     use an object\n"
+    "  heat (object) with (receptacle):  heat an object using a receptacle\n"
+    "  clean (object) with (receptacle): clean an object using a receptacle\n"
+    "  cool (object) with (receptacle):  cool an object using a receptacle\n"
+    "  slice (object) with (object):     slice an object using a sharp object\n"
 )
 
 HELP_ACTION_GRAMMAR = '\naction help {\n    template :: "help";\n    feedback :: "' + HELP_FEEDBACK + '";\n}\n'

@@ -67,7 +67,9 @@ pub struct AlfworldConfig {
     pub eval_in_distribution_size: usize,
     /// Games in the out-of-distribution evaluation split (unseen layouts; like valid_unseen).
     pub eval_out_of_distribution_size: usize,
-    /// Whether a command answered "Nothing happens." uses up a step (upstream: it does not).
+    /// Whether a command answered "Nothing happens." uses up a step of the budget. TextWorld does not count it as
+    /// a move (the default here), but upstream ALFWorld's gym wrapper (`max_episode_steps`) counts every command:
+    /// set this to match published evaluations, where an invalid command costs a turn.
     pub count_invalid_steps: bool,
 }
 

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::config::AlfworldConfig;
 use crate::expert::Expert;
+use crate::scene::Scene;
 use crate::split::{generate_game, parse_task_id, split_size, task_id};
 use crate::text;
 use crate::world::World;
@@ -17,6 +18,8 @@ use crate::world::World;
 pub struct AlfworldEnv {
     config: AlfworldConfig,
     episode: Option<Episode>,
+    /// The last game generated: GRPO-style groups reset the same game many times in a row.
+    last_game: Option<((Split, usize), Scene)>,
 }
 
 #[derive(Clone, Debug)]
@@ -33,7 +36,7 @@ impl AlfworldEnv {
     /// An environment with `config`; fails with [`EnvError::Config`] on invalid settings.
     pub fn new(config: AlfworldConfig) -> Result<AlfworldEnv, EnvError> {
         config.validate().map_err(EnvError::Config)?;
-        Ok(AlfworldEnv { config, episode: None })
+        Ok(AlfworldEnv { config, episode: None, last_game: None })
     }
 
     /// The configuration.
@@ -74,7 +77,14 @@ impl Environment for AlfworldEnv {
 
     fn reset(&mut self, task: &TaskRef, _seed: u64) -> Result<Reset, EnvError> {
         let (split, index) = self.resolve(task)?;
-        let scene = generate_game(&self.config, split, index)?;
+        let scene = match &self.last_game {
+            Some((key, scene)) if *key == (split, index) => scene.clone(),
+            _ => {
+                let scene = generate_game(&self.config, split, index)?;
+                self.last_game = Some(((split, index), scene.clone()));
+                scene
+            }
+        };
         let info = TaskInfo {
             id: task_id(split, index),
             task_type: scene.goal.task_type.as_str().to_owned(),

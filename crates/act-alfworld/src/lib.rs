@@ -29,6 +29,13 @@
 //! the ALFRED game files; one receptacle per location (so `look` always says "Next to it, you see
 //! nothing."); nothing is ever inside a movable container (bowl, mug, ...); the expert reads sub-goal
 //! progress from the state and is deterministic. See the crate README.
+//!
+//! # Bridge to the real ALFWorld
+//! [`bridge`] drives the real engine (ALFWorld 0.4.2 on TextWorld 1.7.0, `pip install alfworld==0.4.2
+//! "textworld[pddl]==1.7.0"`) through a Python worker whose lifecycle the Rust side owns (spawn, time-outs,
+//! restart after a crash, kill on drop): [`bridge::RealAlfworld`] implements the same `Environment` over a user's
+//! `ALFWORLD_DATA` games or a directory of PDDL games, and [`bridge::AgentGymClient`] talks to AgentGym-style HTTP
+//! servers.
 #![warn(missing_docs)]
 
 pub mod bridge;

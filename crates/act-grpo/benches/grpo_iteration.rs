@@ -16,8 +16,15 @@ fn trainer(mu: usize) -> GrpoTrainer {
         .with_mu(mu)
         .with_lr(1e-3)
         .with_total_steps(1_000_000);
-    GrpoTrainer::new(config, common::tiny_model(0), common::tokenizer(), common::template(), common::LargerNumber, common::grpo_samples())
-        .unwrap()
+    GrpoTrainer::new(
+        config,
+        common::tiny_model(0),
+        common::tokenizer(),
+        common::template(),
+        common::LargerNumber,
+        common::grpo_samples(),
+    )
+    .unwrap()
 }
 
 fn iteration(c: &mut Criterion) {

@@ -108,7 +108,8 @@ mod tests {
     #[test]
     fn group_mode_matches_reference() {
         let out = group_advantages(&REWARDS, 4, &config(AdvantageMode::Group)).unwrap();
-        let expected = [1.3053097493539774, -0.7831858496123865, 0.2610619498707955, -0.7831858496123865, 0.0, 0.0, 0.0, 0.0];
+        let expected =
+            [1.3053097493539774, -0.7831858496123865, 0.2610619498707955, -0.7831858496123865, 0.0, 0.0, 0.0, 0.0];
         for (a, e) in out.advantages.iter().zip(expected) {
             assert!((a - e).abs() < 1e-12, "{a} vs {e}");
         }
@@ -119,7 +120,8 @@ mod tests {
     #[test]
     fn batch_mode_matches_reference() {
         let out = group_advantages(&REWARDS, 4, &config(AdvantageMode::Batch)).unwrap();
-        let expected = [1.9104155748373635, -1.146249344902418, 0.38208311496747266, -1.146249344902418, 0.0, 0.0, 0.0, 0.0];
+        let expected =
+            [1.9104155748373635, -1.146249344902418, 0.38208311496747266, -1.146249344902418, 0.0, 0.0, 0.0, 0.0];
         for (a, e) in out.advantages.iter().zip(expected) {
             assert!((a - e).abs() < 1e-12, "{a} vs {e}");
         }

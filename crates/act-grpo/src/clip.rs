@@ -44,7 +44,7 @@ pub fn global_grad_norm<M: Module>(module: &M, grads: &GradientsParams) -> f64 {
     let mut visitor = SquaredNorm { grads, total: None };
     module.visit(&mut visitor);
     match visitor.total {
-        Some(total) => total.into_scalar().to_f64().sqrt(),
+        Some(total) => (total.into_scalar::<f32>() as f64).sqrt(),
         None => 0.0,
     }
 }
@@ -85,10 +85,18 @@ mod tests {
     fn flat(model: &Two, grads: &GradientsParams) -> Vec<f32> {
         let mut out = Vec::new();
         for p in [&model.a.weight, &model.b.weight] {
-            out.extend(grads.get::<2>(p.id).unwrap().into_data().convert::<f32>().to_vec::<f32>().unwrap());
+            out.extend(grads.get::<2>(p.id).unwrap().into_data().convert::<f32>().try_to_vec::<f32>().unwrap());
         }
         for p in [&model.a.bias, &model.b.bias] {
-            out.extend(grads.get::<1>(p.as_ref().unwrap().id).unwrap().into_data().convert::<f32>().to_vec::<f32>().unwrap());
+            out.extend(
+                grads
+                    .get::<1>(p.as_ref().unwrap().id)
+                    .unwrap()
+                    .into_data()
+                    .convert::<f32>()
+                    .try_to_vec::<f32>()
+                    .unwrap(),
+            );
         }
         out
     }

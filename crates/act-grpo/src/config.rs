@@ -380,7 +380,10 @@ impl GrpoConfig {
             )));
         }
         if !(self.advantage.eps.is_finite() && self.advantage.eps >= 0.0) {
-            return Err(GrpoError::Config(format!("advantage.eps must be finite and >= 0, got {}", self.advantage.eps)));
+            return Err(GrpoError::Config(format!(
+                "advantage.eps must be finite and >= 0, got {}",
+                self.advantage.eps
+            )));
         }
         let g = &self.generation;
         if !(g.temperature.is_finite() && g.temperature > 0.0) {

@@ -18,6 +18,7 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::advantage::group_advantages;
+use crate::batch::build_micro_batches;
 use crate::checkpoint::{self, checkpoint_name};
 use crate::config::GrpoConfig;
 use crate::data::DataCursor;
@@ -26,7 +27,6 @@ use crate::guard::NonFiniteGuard;
 use crate::logprobs::{to_host, token_log_probs};
 use crate::loss::{BatchTotals, LossInputs, LossStats, grpo_loss};
 use crate::metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog};
-use crate::batch::build_micro_batches;
 use crate::optim::{UpdateOutcome, Updater};
 
 /// One sampled completion with its score.
@@ -131,8 +131,7 @@ impl GrpoTrainer {
         let reference = (config.loss.kl_coef != 0.0).then(|| model.valid());
         let mut rng = rng_from_seed(config.run.seed);
         let cursor = DataCursor::new(samples.len(), &mut rng);
-        let updater =
-            Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
+        let updater = Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
         Ok(GrpoTrainer {
             config,
             model,
@@ -187,8 +186,7 @@ impl GrpoTrainer {
         if config.loss.kl_coef != 0.0 && loaded.reference.is_none() {
             return Err(bad("the KL term needs a reference model, and the checkpoint has none".into()));
         }
-        let mut updater =
-            Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
+        let mut updater = Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
         updater.optimizer = loaded.policy.restore_optimizer(updater.optimizer)?;
         updater.updates = state.updates;
         updater.guard = state.guard;
@@ -303,7 +301,13 @@ impl GrpoTrainer {
             let text = self.tokenizer.decode(&generation.tokens, true)?;
             let text = cut_after_stop(&text, &self.config.generation.stop).to_string();
             let reward = self.reward.score(&prompts[prompt_index].target, &text)?;
-            completions.push(ScoredCompletion { prompt_index, tokens: generation.tokens.clone(), text, reward, advantage: 0.0 });
+            completions.push(ScoredCompletion {
+                prompt_index,
+                tokens: generation.tokens.clone(),
+                text,
+                reward,
+                advantage: 0.0,
+            });
         }
         let totals: Vec<f64> = completions.iter().map(|c| c.reward.total).collect();
         let advantages = group_advantages(&totals, g, &self.config.advantage)?;
@@ -338,7 +342,8 @@ impl GrpoTrainer {
             step: self.step,
             reward: MeanStd::of(&totals),
             reward_components: components.into_iter().map(|(k, v)| (k, MeanStd::of(&v))).collect(),
-            format_ok_fraction: completions.iter().filter(|c| c.reward.format_ok).count() as f64 / completions.len() as f64,
+            format_ok_fraction: completions.iter().filter(|c| c.reward.format_ok).count() as f64
+                / completions.len() as f64,
             zero_std_group_fraction: advantages.zero_std_fraction(),
             loss: stats.loss / passes,
             clip_fraction: stats.clip_fraction(),
@@ -365,7 +370,7 @@ impl GrpoTrainer {
         }
         let every = self.config.run.checkpoint_every;
         if every > 0
-            && self.step % every == 0
+            && self.step.is_multiple_of(every)
             && let Some(dir) = &self.output_dir
         {
             let path = dir.join(checkpoint_name(self.step));
@@ -386,7 +391,14 @@ impl GrpoTrainer {
             config: self.config.clone(),
         };
         let state = serde_json::to_value(&state).map_err(|e| GrpoError::Input(format!("trainer state: {e}")))?;
-        checkpoint::save(dir.as_ref(), &self.model, &self.updater.optimizer, &state, self.reference.as_ref(), &self.tokenizer)
+        checkpoint::save(
+            dir.as_ref(),
+            &self.model,
+            &self.updater.optimizer,
+            &state,
+            self.reference.as_ref(),
+            &self.tokenizer,
+        )
     }
 
     /// Samples one completion per row with the current weights; row `i` uses seed `derive_seed(seed, i)`.
@@ -406,7 +418,12 @@ impl GrpoTrainer {
 
     /// `mu` optimisation passes over the sequences (prompt + completion, with the prompt length).
     fn optimise(&mut self, sequences: &[(Vec<u32>, usize)], advantages: &[f64]) -> Result<Training, GrpoError> {
-        let micro = build_micro_batches(sequences, advantages, self.config.grad_accumulation_steps, self.tokenizer.end_of_text_id())?;
+        let micro = build_micro_batches(
+            sequences,
+            advantages,
+            self.config.grad_accumulation_steps,
+            self.tokenizer.end_of_text_id(),
+        )?;
         let totals = BatchTotals {
             sequences: sequences.len(),
             tokens: micro.iter().map(|m| m.tokens).sum(),
@@ -418,7 +435,9 @@ impl GrpoTrainer {
         let mut stored = Vec::with_capacity(micro.len());
         for m in &micro {
             let old = match &snapshot {
-                Some(policy) => Some(to_host(token_log_probs(policy, &m.batch, m.start, chunk, temperature, false)?.log_probs)?),
+                Some(policy) => {
+                    Some(to_host(token_log_probs(policy, &m.batch, m.start, chunk, temperature, false)?.log_probs)?)
+                }
                 None => None,
             };
             let reference = match &self.reference {
@@ -450,7 +469,7 @@ impl GrpoTrainer {
                 let host = |v: &Vec<f32>| Tensor::<2>::from_data(TensorData::new(v.clone(), [m.rows, width]), &device);
                 let mask = host(&m.mask);
                 if let Some(entropy) = current.entropy {
-                    entropy_sum += (entropy * mask.clone()).sum().into_scalar().to_f64();
+                    entropy_sum += (entropy * mask.clone()).sum().into_scalar::<f32>() as f64;
                 }
                 let inputs = LossInputs {
                     old_log_probs: match old {
@@ -519,4 +538,3 @@ impl StopCondition for StopStrings<'_> {
             .unwrap_or(false)
     }
 }
-

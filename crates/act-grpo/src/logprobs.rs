@@ -40,8 +40,7 @@ pub fn token_log_probs(
     }
     let device = model.device();
     let width = s - 1 - start;
-    let targets: Vec<i64> =
-        batch.ids().chunks(s).flat_map(|row| row[start + 1..].iter().map(|&t| t as i64)).collect();
+    let targets: Vec<i64> = batch.ids().chunks(s).flat_map(|row| row[start + 1..].iter().map(|&t| t as i64)).collect();
     let targets = Tensor::<2, Int>::from_data(TensorData::new(targets, [b, width]), &device);
     let hidden = model.hidden_states(batch).narrow(1, start, width);
     let mut log_probs = Vec::with_capacity(width.div_ceil(chunk));
@@ -62,15 +61,16 @@ pub fn token_log_probs(
         log_probs.push(picked.squeeze_dim::<2>(2));
         offset += len;
     }
-    Ok(TokenLogProbs {
-        log_probs: Tensor::cat(log_probs, 1),
-        entropy: with_entropy.then(|| Tensor::cat(entropies, 1)),
-    })
+    Ok(TokenLogProbs { log_probs: Tensor::cat(log_probs, 1), entropy: with_entropy.then(|| Tensor::cat(entropies, 1)) })
 }
 
 /// A tensor's values on the host.
 pub(crate) fn to_host<const D: usize>(tensor: Tensor<D>) -> Result<Vec<f32>, GrpoError> {
-    tensor.into_data().convert::<f32>().to_vec().map_err(|e| GrpoError::Input(format!("reading a tensor: {e:?}")))
+    tensor
+        .into_data()
+        .convert::<f32>()
+        .try_to_vec::<f32>()
+        .map_err(|e| GrpoError::Input(format!("reading a tensor: {e:?}")))
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! // On-policy (ratio 1), the loss is -A averaged over tokens.
 //! let out = grpo_loss(inputs, &LossConfig::default(), BatchTotals { sequences: 1, tokens: 2, max_completion_tokens: 2 })
 //!     .unwrap();
-//! assert!((out.loss.into_scalar().to_f32() + 2.0).abs() < 1e-6);
+//! assert!((out.loss.into_scalar::<f32>() + 2.0).abs() < 1e-6);
 //! ```
 
 use burn::prelude::*;
@@ -157,7 +157,11 @@ pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -
     let kl_on = config.kl_coef != 0.0;
     if kl_on {
         match &ref_log_probs {
-            None => return Err(GrpoError::Input("the KL coefficient is not 0 but no reference log-probs were given".into())),
+            None => {
+                return Err(GrpoError::Input(
+                    "the KL coefficient is not 0 but no reference log-probs were given".into(),
+                ));
+            }
             Some(r) if r.dims() != [batch, tokens] => return shape_error("reference log-probs", r.dims().to_vec()),
             Some(_) => {}
         }
@@ -225,7 +229,7 @@ pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -
     let values: Vec<f32> = summary
         .into_data()
         .convert::<f32>()
-        .to_vec()
+        .try_to_vec::<f32>()
         .map_err(|e| GrpoError::Input(format!("reading loss statistics: {e:?}")))?;
     let stats = LossStats {
         loss: values[0] as f64,
@@ -244,9 +248,12 @@ mod tests {
     use super::*;
 
     // Inputs and expected values: scripts/expected_losses.py (TRL's formulas in float64 numpy).
-    const LOGP: [f32; 16] = [-1.0, -0.5, -2.0, -0.1, -0.3, -1.2, -0.7, -3.0, -2.0, -0.05, -1.5, -0.9, -0.4, -0.6, -0.8, -1.0];
-    const OLD: [f32; 16] = [-1.1, -0.9, -1.6, -0.1, -1.5, -0.9, -0.7, -2.0, -1.0, -0.3, -1.5, -0.5, -0.4, -0.6, -0.8, -1.0];
-    const REF: [f32; 16] = [-1.3, -0.4, -2.5, -0.2, -0.1, -1.0, -1.7, -2.5, -2.2, -0.5, -1.0, -0.9, -0.4, -0.6, -0.8, -1.0];
+    const LOGP: [f32; 16] =
+        [-1.0, -0.5, -2.0, -0.1, -0.3, -1.2, -0.7, -3.0, -2.0, -0.05, -1.5, -0.9, -0.4, -0.6, -0.8, -1.0];
+    const OLD: [f32; 16] =
+        [-1.1, -0.9, -1.6, -0.1, -1.5, -0.9, -0.7, -2.0, -1.0, -0.3, -1.5, -0.5, -0.4, -0.6, -0.8, -1.0];
+    const REF: [f32; 16] =
+        [-1.3, -0.4, -2.5, -0.2, -0.1, -1.0, -1.7, -2.5, -2.2, -0.5, -1.0, -0.9, -0.4, -0.6, -0.8, -1.0];
     const ADV: [f32; 4] = [0.8, -1.2, 0.5, 0.3];
     const MASK: [f32; 16] = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
     const TOTALS: BatchTotals = BatchTotals { sequences: 4, tokens: 9, max_completion_tokens: 5 };
@@ -274,8 +281,12 @@ mod tests {
     /// (loss, low clip fraction, high clip fraction, dual clip fraction, KL mean).
     fn check(name: &str, config: LossConfig, expected: [f64; 5]) {
         let out = grpo_loss(inputs(&Device::flex()), &config, TOTALS).unwrap();
-        let loss = out.loss.into_scalar().to_f64();
-        assert!((loss - expected[0]).abs() < 2e-6 * expected[0].abs().max(1.0), "{name}: loss {loss} vs {}", expected[0]);
+        let loss = out.loss.into_scalar::<f32>() as f64;
+        assert!(
+            (loss - expected[0]).abs() < 2e-6 * expected[0].abs().max(1.0),
+            "{name}: loss {loss} vs {}",
+            expected[0]
+        );
         assert!((out.stats.loss - expected[0]).abs() < 2e-6, "{name}: stats.loss");
         let s = out.stats;
         let got = [s.low_clip_fraction(), s.high_clip_fraction(), s.dual_clip_fraction(), s.kl_mean()];
@@ -354,7 +365,7 @@ mod tests {
                 mask: one(1.0),
             };
             let totals = BatchTotals { sequences: 1, tokens: 1, max_completion_tokens: 1 };
-            grpo_loss(inputs, &c, totals).unwrap().loss.into_scalar().to_f64()
+            grpo_loss(inputs, &c, totals).unwrap().loss.into_scalar::<f32>() as f64
         };
         let clamped = run(LossConfig::default());
         assert!((clamped - 485165195.4097903).abs() / 485165195.4097903 < 1e-5, "{clamped}");
@@ -368,19 +379,46 @@ mod tests {
         inputs.log_probs = log_probs.clone();
         let out = grpo_loss(inputs, &config, TOTALS).unwrap();
         let grads = out.loss.backward();
-        log_probs.grad(&grads).unwrap().into_data().convert::<f32>().to_vec().unwrap()
+        log_probs.grad(&grads).unwrap().into_data().convert::<f32>().try_to_vec::<f32>().unwrap()
     }
 
     #[test]
     fn gradients_match_finite_differences() {
         let expected_default = [
-            -0.09823741493886207, 0.0, -0.05958400410566167, -0.088888888888361, 0.44268225632415614, 0.0,
-            0.1333333333186637, 0.0, -0.02043774670335008, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+            -0.09823741493886207,
+            0.0,
+            -0.05958400410566167,
+            -0.088888888888361,
+            0.44268225632415614,
+            0.0,
+            0.1333333333186637,
+            0.0,
+            -0.02043774670335008,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
         ];
         let expected_all = [
-            -0.053638659791577226, -0.0006573182553815116, -0.031056818922126084, -0.049405233848442975,
-            -0.001845022939983565, -0.0018450229677391405, 0.10526767132978954, 0.0, -0.020726599492260078,
-            0.004529648101048167, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+            -0.053638659791577226,
+            -0.0006573182553815116,
+            -0.031056818922126084,
+            -0.049405233848442975,
+            -0.001845022939983565,
+            -0.0018450229677391405,
+            0.10526767132978954,
+            0.0,
+            -0.020726599492260078,
+            0.004529648101048167,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
+            0.0,
         ];
         let all = config(|c| {
             c.aggregation = LossAggregation::SequenceMean;
@@ -399,7 +437,9 @@ mod tests {
     #[test]
     fn micro_batches_add_up_to_the_whole_batch() {
         let device = Device::flex();
-        for aggregation in [LossAggregation::TokenMean, LossAggregation::SequenceMean, LossAggregation::ConstantNormalizer] {
+        for aggregation in
+            [LossAggregation::TokenMean, LossAggregation::SequenceMean, LossAggregation::ConstantNormalizer]
+        {
             let c = config(|c| {
                 c.aggregation = aggregation;
                 c.kl_coef = 0.05;

@@ -60,7 +60,12 @@ impl Updater {
     }
 
     /// Clips `grads` and applies them, unless their norm is not finite.
-    pub fn apply(&mut self, model: Qwen3, mut grads: GradientsParams, step: usize) -> Result<(Qwen3, UpdateOutcome), GrpoError> {
+    pub fn apply(
+        &mut self,
+        model: Qwen3,
+        mut grads: GradientsParams,
+        step: usize,
+    ) -> Result<(Qwen3, UpdateOutcome), GrpoError> {
         let lr = self.schedule.lr(self.updates);
         self.updates += 1;
         let grad_norm = match self.max_grad_norm {

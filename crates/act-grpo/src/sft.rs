@@ -228,15 +228,19 @@ impl SftTrainer {
         let batch: Vec<&SftSample> = indices.iter().map(|&i| &self.samples[i]).collect();
         let sequences = self.encode(&batch)?;
         let zeros = vec![0.0; sequences.len()];
-        let micro =
-            build_micro_batches(&sequences, &zeros, self.config.grad_accumulation_steps, self.tokenizer.end_of_text_id())?;
+        let micro = build_micro_batches(
+            &sequences,
+            &zeros,
+            self.config.grad_accumulation_steps,
+            self.tokenizer.end_of_text_id(),
+        )?;
         let total_tokens: usize = micro.iter().map(|m| m.tokens).sum();
         let mut accumulator = GradientsAccumulator::new();
         let mut loss_sum = 0.0;
         let mut finite = true;
         for m in &micro {
             let loss = masked_nll_sum(&self.model, m, self.config.run.logprob_chunk)?.div_scalar(total_tokens as f64);
-            let value = loss.clone().into_scalar().to_f64();
+            let value = loss.clone().into_scalar::<f32>() as f64;
             if !value.is_finite() {
                 finite = false;
                 break;
@@ -253,7 +257,7 @@ impl SftTrainer {
             self.updater.skip_nonfinite_loss(self.step + 1)?
         };
         self.step += 1;
-        let validation_loss = if self.config.eval_every > 0 && self.step % self.config.eval_every == 0 {
+        let validation_loss = if self.config.eval_every > 0 && self.step.is_multiple_of(self.config.eval_every) {
             self.validation_loss()?
         } else {
             None
@@ -277,7 +281,7 @@ impl SftTrainer {
         }
         let every = self.config.run.checkpoint_every;
         if every > 0
-            && self.step % every == 0
+            && self.step.is_multiple_of(every)
             && let Some(dir) = &self.output_dir
         {
             let path = dir.join(checkpoint_name(self.step));
@@ -300,7 +304,7 @@ impl SftTrainer {
             let sequences = self.encode(chunk)?;
             let zeros = vec![0.0; sequences.len()];
             for m in build_micro_batches(&sequences, &zeros, 1, self.tokenizer.end_of_text_id())? {
-                sum += masked_nll_sum(&model, &m, self.config.run.logprob_chunk)?.into_scalar().to_f64();
+                sum += masked_nll_sum(&model, &m, self.config.run.logprob_chunk)?.into_scalar::<f32>() as f64;
                 tokens += m.tokens;
             }
         }
@@ -339,7 +343,11 @@ mod tests {
         let corpus = (0..50).map(|i| format!("the mug {i} is on the desk <action>take mug</action>"));
         let tokenizer = ChatTokenizer::train_bpe(corpus, 300).unwrap();
         let template = ChatTemplate::default();
-        let sample = SftSample { id: "a".into(), prompt: "where is the mug 7?".into(), completion: "<action>take mug</action>".into() };
+        let sample = SftSample {
+            id: "a".into(),
+            prompt: "where is the mug 7?".into(),
+            completion: "<action>take mug</action>".into(),
+        };
         let (full, prompt_len) = encode_sft(&tokenizer, &template, &sample, 0).unwrap();
         let completion = full.len() - prompt_len;
         let (cut, cut_prompt) = encode_sft(&tokenizer, &template, &sample, full.len() - 2).unwrap();

@@ -19,8 +19,9 @@ fn split() -> (Vec<act_core::SftSample>, Vec<act_core::SftSample>) {
 #[test]
 fn loss_falls_and_validation_is_reported() {
     let (train, validation) = split();
-    let mut t = SftTrainer::new(config().with_eval_every(40), tiny_model(1), tokenizer(), template(), train, validation)
-        .unwrap();
+    let mut t =
+        SftTrainer::new(config().with_eval_every(40), tiny_model(1), tokenizer(), template(), train, validation)
+            .unwrap();
     let initial = t.validation_loss().unwrap().unwrap();
     // A fresh model is close to uniform over the 16 tokens.
     assert!((initial - (16f64).ln()).abs() < 0.3, "{initial}");
@@ -39,18 +40,21 @@ fn resume_continues_bit_identically() {
     let config = config().with_grad_accumulation_steps(2).with_schedule(ScheduleKind::Cosine, 1).with_total_steps(6);
     let (train, validation) = split();
     let mut straight =
-        SftTrainer::new(config.clone(), tiny_model(2), tokenizer(), template(), train.clone(), validation.clone()).unwrap();
+        SftTrainer::new(config.clone(), tiny_model(2), tokenizer(), template(), train.clone(), validation.clone())
+            .unwrap();
     straight.train(6).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut first = SftTrainer::new(config.clone(), tiny_model(2), tokenizer(), template(), train.clone(), validation.clone())
-        .unwrap()
-        .with_output_dir(dir.path())
-        .unwrap();
+    let mut first =
+        SftTrainer::new(config.clone(), tiny_model(2), tokenizer(), template(), train.clone(), validation.clone())
+            .unwrap()
+            .with_output_dir(dir.path())
+            .unwrap();
     first.train(3).unwrap();
     first.save_checkpoint(dir.path().join("ckpt")).unwrap();
     let device = Device::flex().autodiff();
     let mut resumed =
-        SftTrainer::resume(dir.path().join("ckpt"), config, tokenizer(), template(), train, validation, &device).unwrap();
+        SftTrainer::resume(dir.path().join("ckpt"), config, tokenizer(), template(), train, validation, &device)
+            .unwrap();
     resumed.train(3).unwrap();
     assert!(parameters(straight.model()) == parameters(resumed.model()), "resumed parameters differ");
 }

@@ -155,7 +155,7 @@ mod tests {
     #[test]
     fn causal_bias_hides_future_and_padding() {
         let device = Device::flex();
-        let bias: Vec<f32> = causal_bias(&[false, true, true], 1, 3, 2, &device).into_data().to_vec().unwrap();
+        let bias: Vec<f32> = causal_bias(&[false, true, true], 1, 3, 2, &device).into_data().try_into_vec().unwrap();
         // queries are keys 1 and 2; key 0 is padding.
         assert_eq!(bias, vec![MASKED, 0.0, MASKED, MASKED, 0.0, 0.0]);
     }

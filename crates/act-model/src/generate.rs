@@ -240,6 +240,6 @@ fn last_token_logits(model: &Qwen3, hidden: Tensor<3>) -> Result<Vec<f32>, Model
     logits
         .into_data()
         .convert::<f32>()
-        .to_vec::<f32>()
+        .try_into_vec::<f32>()
         .map_err(|e| ModelError::Backend(format!("reading logits: {e:?}")))
 }

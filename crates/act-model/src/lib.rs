@@ -6,7 +6,7 @@
 //! - [`qwen3`]: the architecture (RMSNorm, rotate-half RoPE, grouped-query attention with q/k norm, SwiGLU,
 //!   tied or untied head); [`config`] reads and writes HF `config.json`.
 //! - [`checkpoint`]: HF safetensors (single or sharded) in and out; training checkpoints with optimizer state.
-//! - [`generate`], [`kv_cache`], [`sampling`]: batched KV-cache decoding of mixed-length prompts, seeded sampling.
+//! - [`generate`](mod@generate), [`kv_cache`], [`sampling`]: batched KV-cache decoding of mixed-length prompts, seeded sampling.
 //! - [`logprobs`]: per-token log-probs of a padded batch, chunked over positions.
 //! - [`tokenizer`]: `tokenizer.json` files, in-process BPE training, Qwen's chat template with an exact
 //!   completion boundary; [`policy`]: act-core's `Policy`.

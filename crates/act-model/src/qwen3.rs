@@ -430,9 +430,9 @@ mod tests {
             AttentionModuleOptions::default(),
         )
         .into_data()
-        .to_vec()
+        .try_into_vec()
         .unwrap();
-        let manual: Vec<f32> = grouped_attention(q, k, v, bias, 2).into_data().to_vec().unwrap();
+        let manual: Vec<f32> = grouped_attention(q, k, v, bias, 2).into_data().try_into_vec().unwrap();
         let diff = fused.iter().zip(&manual).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
         assert!(diff < 1e-5, "{diff}");
     }

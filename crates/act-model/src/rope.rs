@@ -82,7 +82,7 @@ mod tests {
         // head_dim 4: inv_freq = [1, 100^-0.5 = 0.1]
         let tables = rope.tables(&[0, 2], 1, 2, &device);
         let x = Tensor::<4>::from_data(TensorData::new(vec![1f32, 2., 3., 4., 1., 2., 3., 4.], [1, 1, 2, 4]), &device);
-        let y: Vec<f32> = apply_rotary(x, &tables).into_data().to_vec().unwrap();
+        let y: Vec<f32> = apply_rotary(x, &tables).into_data().try_into_vec().unwrap();
         // Position 0 is the identity.
         assert_eq!(&y[..4], &[1., 2., 3., 4.]);
         // Position 2: angles [2, 0.2]; pairs are (x0, x2) and (x1, x3).

@@ -72,7 +72,6 @@ impl Session {
 #[derive(Debug, Clone)]
 pub(crate) struct Episode {
     pub(crate) goal_index: usize,
-    pub(crate) target: usize,
     pub(crate) task: TaskInfo,
     pub(crate) session: Session,
     pub(crate) page: Page,
@@ -125,10 +124,6 @@ impl WebShopEnv {
         self.world.goals().goals().len()
     }
 
-    pub(crate) fn episode(&self) -> Option<&Episode> {
-        self.episode.as_ref()
-    }
-
     /// The task id of global goal `index`.
     pub fn task_id(index: usize) -> String {
         format!("goal-{index}")
@@ -136,8 +131,7 @@ impl WebShopEnv {
 
     /// Starts an episode on global goal `index` (test goals first, then dev, then train).
     pub fn reset_goal(&mut self, index: usize) -> Result<Reset, EnvError> {
-        let (goal, target) =
-            self.world.goal(index).ok_or_else(|| EnvError::UnknownTask(format!("goal index {index}")))?;
+        let (goal, _) = self.world.goal(index).ok_or_else(|| EnvError::UnknownTask(format!("goal index {index}")))?;
         let task = TaskInfo {
             id: Self::task_id(index),
             task_type: goal.category.clone(),
@@ -147,7 +141,6 @@ impl WebShopEnv {
         let page = pages::start_page(&goal.instruction_text);
         let episode = Episode {
             goal_index: index,
-            target,
             task: task.clone(),
             session: Session::new(),
             page,

@@ -23,7 +23,7 @@ pub fn full_process(text: &str) -> String {
 /// ```
 /// use act_webshop::fuzzy::token_set_ratio;
 /// assert_eq!(token_set_ratio("machine wash", "Machine-Wash cotton"), 100);
-/// assert_eq!(token_set_ratio("navy blue", "red"), 0);
+/// assert!(token_set_ratio("navy blue", "red") < 50);
 /// ```
 pub fn token_set_ratio(a: &str, b: &str) -> u32 {
     round_half_even(token_set_ratio_raw(a, b))

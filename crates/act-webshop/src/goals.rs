@@ -61,7 +61,7 @@ impl Goal {
         if self.attributes.is_empty() {
             return Err(WebShopError::Goal(format!("goal for {} has no attributes", self.asin)));
         }
-        if !(self.price_upper > 0.0) {
+        if self.price_upper.is_nan() || self.price_upper <= 0.0 {
             return Err(WebShopError::Goal(format!(
                 "goal for {} has a non-positive price bound {}",
                 self.asin, self.price_upper
@@ -597,7 +597,6 @@ mod tests {
         assert_eq!(top.prefix, "i am looking for");
         // The built-in weights are these counts.
         let defaults = Phrasing::default();
-        let am_looking = |p: &Phrasing| p.openers.iter().find(|o| o.prefix == "i am looking for").unwrap().weight;
         assert_eq!(phrasing, defaults);
     }
 }

@@ -8,8 +8,6 @@
 pub(crate) struct Kind {
     /// The product-type noun phrase, also the product's `query`.
     pub noun: &'static str,
-    /// The plural used in instructions ("shampoos"); empty when the noun is used as is.
-    pub plural: &'static str,
     /// The category path below the top level.
     pub path: &'static [&'static str],
     /// Attributes specific to this type.
@@ -115,7 +113,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
         kinds: &[
             Kind {
                 noun: "t-shirt",
-                plural: "t-shirts",
                 path: &["Men", "Clothing", "Shirts", "T-Shirts"],
                 attributes: &["crew neck", "cotton jersey", "tagless", "pre shrunk"],
                 descriptors: &["graphic", "classic", "athletic", "crew neck", "v-neck", "pocket", "vintage"],
@@ -124,7 +121,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "jeans",
-                plural: "",
                 path: &["Women", "Clothing", "Jeans"],
                 attributes: &["straight leg", "stretch denim", "butt lifting", "zipper closure", "five pocket"],
                 descriptors: &["skinny", "bootcut", "high rise", "distressed", "straight leg", "mom"],
@@ -136,7 +132,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "dress",
-                plural: "dresses",
                 path: &["Women", "Clothing", "Dresses", "Casual"],
                 attributes: &["v neck", "flowy", "knee length", "with pockets", "sleeveless"],
                 descriptors: &["floral", "maxi", "wrap", "summer", "boho", "bodycon", "midi"],
@@ -145,7 +140,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "running shoes",
-                plural: "",
                 path: &["Men", "Shoes", "Athletic", "Running"],
                 attributes: &["rubber sole", "arch support", "non slip", "breathable mesh", "lace up", "memory foam"],
                 descriptors: &["lightweight", "trail", "road", "cushioned", "mesh", "knit"],
@@ -154,7 +148,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "hoodie",
-                plural: "hoodies",
                 path: &["Men", "Clothing", "Fashion Hoodies & Sweatshirts"],
                 attributes: &["fleece lined", "drawstring closure", "kangaroo pocket", "ribbed cuffs"],
                 descriptors: &["pullover", "zip up", "heavyweight", "oversized", "sherpa"],
@@ -163,7 +156,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "yoga pants",
-                plural: "",
                 path: &["Women", "Clothing", "Active", "Active Pants", "Leggings"],
                 attributes: &["tummy control", "four way stretch", "squat proof", "wide waistband"],
                 descriptors: &["high waisted", "workout", "capri", "flare", "bootcut"],
@@ -172,7 +164,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "sandals",
-                plural: "",
                 path: &["Women", "Shoes", "Sandals", "Flats"],
                 attributes: &["open toe", "ankle strap", "rubber sole", "arch support", "non slip"],
                 descriptors: &["flat", "slide", "platform", "strappy", "leather", "wedge"],
@@ -181,7 +172,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "socks",
-                plural: "",
                 path: &["Men", "Clothing", "Socks", "Athletic Socks"],
                 attributes: &["cushioned sole", "moisture wicking", "seamless toe", "arch compression"],
                 descriptors: &["crew", "ankle", "no show", "compression", "wool", "cotton"],
@@ -230,7 +220,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
         kinds: &[
             Kind {
                 noun: "shampoo",
-                plural: "shampoos",
                 path: &["Hair Care", "Shampoo & Conditioner", "Shampoos"],
                 attributes: &["dry hair", "damaged hair", "color treated", "argan oil", "hair growth"],
                 descriptors: &["moisturizing", "clarifying", "volumizing", "repair", "tea tree"],
@@ -251,7 +240,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "lipstick",
-                plural: "lipsticks",
                 path: &["Makeup", "Lips", "Lipstick"],
                 attributes: &["matte finish", "highly pigmented", "waterproof", "transfer proof"],
                 descriptors: &["matte", "satin", "liquid", "velvet", "creamy"],
@@ -260,7 +248,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "face moisturizer",
-                plural: "face moisturizers",
                 path: &["Skin Care", "Face", "Creams & Moisturizers", "Face Moisturizers"],
                 attributes: &["hyaluronic acid", "fine lines", "oil free", "dry skin", "spf 30"],
                 descriptors: &["hydrating", "anti aging", "night", "daily", "gel"],
@@ -269,7 +256,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "hair extensions",
-                plural: "",
                 path: &["Hair Care", "Hair Extensions, Wigs & Accessories", "Hair Extensions"],
                 attributes: &["natural looking", "clip in", "heat resistant", "human hair"],
                 descriptors: &["straight", "wavy", "curly", "ponytail", "synthetic"],
@@ -281,7 +267,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "nail polish",
-                plural: "",
                 path: &["Foot, Hand & Nail Care", "Nail Art & Polish", "Nail Polish"],
                 attributes: &["quick dry", "gel like", "chip resistant", "non toxic"],
                 descriptors: &["glossy", "glitter", "gel", "shimmer", "pastel"],
@@ -293,7 +278,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "deodorant",
-                plural: "deodorants",
                 path: &["Personal Care", "Deodorants & Antiperspirants", "Deodorant"],
                 attributes: &["aluminum free", "48 hour", "baking soda free", "sensitive skin"],
                 descriptors: &["natural", "solid", "clear", "roll on", "stick"],
@@ -305,7 +289,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "makeup brush set",
-                plural: "makeup brush sets",
                 path: &["Tools & Accessories", "Makeup Brushes & Tools", "Brush Sets"],
                 attributes: &["synthetic bristles", "travel case", "soft bristles", "easy clean"],
                 descriptors: &["professional", "kabuki", "foundation", "eyeshadow", "complete"],
@@ -317,7 +300,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "perfume",
-                plural: "perfumes",
                 path: &["Fragrance", "Women's", "Eau de Parfum"],
                 attributes: &["long lasting", "floral scent", "gift set", "travel size"],
                 descriptors: &["floral", "oriental", "fresh", "woody", "fruity"],
@@ -364,7 +346,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
         kinds: &[
             Kind {
                 noun: "wireless earbuds",
-                plural: "",
                 path: &["Headphones, Earbuds & Accessories", "Headphones & Earbuds", "Earbud Headphones"],
                 attributes: &["charging case", "stereo sound", "built in microphone", "touch control"],
                 descriptors: &["true wireless", "sport", "in-ear", "bass boost", "mini"],
@@ -373,7 +354,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "hdmi cable",
-                plural: "hdmi cables",
                 path: &[
                     "Computers & Accessories",
                     "Computer Accessories & Peripherals",
@@ -390,7 +370,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "phone case",
-                plural: "phone cases",
                 path: &["Cell Phones & Accessories", "Cases, Holsters & Sleeves", "Basic Cases"],
                 attributes: &["shockproof", "wireless charging compatible", "scratch resistant", "slim fit"],
                 descriptors: &["clear", "rugged", "silicone", "wallet", "glitter", "leather"],
@@ -399,7 +378,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "bluetooth speaker",
-                plural: "bluetooth speakers",
                 path: &["Portable Audio & Video", "Portable Speakers & Docks", "Portable Bluetooth Speakers"],
                 attributes: &["waterproof", "stereo sound", "hands free", "deep bass"],
                 descriptors: &["portable", "outdoor", "mini", "party", "rugged"],
@@ -408,7 +386,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "usb c charger",
-                plural: "usb c chargers",
                 path: &["Cell Phones & Accessories", "Accessories", "Chargers & Power Adapters", "Wall Chargers"],
                 attributes: &["fast charging", "foldable plug", "overcharge protection", "dual port"],
                 descriptors: &["20w", "30w", "65w", "gan", "compact"],
@@ -417,7 +394,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "tv wall mount",
-                plural: "tv wall mounts",
                 path: &[
                     "Television & Video",
                     "Accessories",
@@ -431,7 +407,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "car subwoofer",
-                plural: "car subwoofers",
                 path: &["Car & Vehicle Electronics", "Car Electronics", "Car Audio", "Subwoofers"],
                 attributes: &["power amplifier", "deep bass", "easy install", "low profile"],
                 descriptors: &["powered", "slim", "dual", "under seat", "enclosed"],
@@ -440,7 +415,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "microphone",
-                plural: "microphones",
                 path: &["Musical Instruments", "Microphones & Accessories", "Microphones", "USB Microphones"],
                 attributes: &["noise cancelling", "plug and play", "cardioid", "usb port"],
                 descriptors: &["condenser", "usb", "podcast", "gaming", "streaming"],
@@ -483,7 +457,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
         kinds: &[
             Kind {
                 noun: "ottoman bench",
-                plural: "ottoman benches",
                 path: &["Furniture", "Living Room Furniture", "Ottomans"],
                 attributes: &["storage ottoman", "faux leather", "tufted", "footrest"],
                 descriptors: &["storage", "tufted", "velvet", "linen", "round"],
@@ -495,7 +468,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "bookshelf",
-                plural: "bookshelves",
                 path: &["Furniture", "Home Office Furniture", "Bookcases"],
                 attributes: &["open shelves", "anti tip", "industrial style", "adjustable shelves"],
                 descriptors: &["5 tier", "4 tier", "ladder", "corner", "industrial"],
@@ -504,7 +476,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "coffee table",
-                plural: "coffee tables",
                 path: &["Furniture", "Living Room Furniture", "Tables", "Coffee Tables"],
                 attributes: &["lift top", "hidden storage", "tempered glass", "round"],
                 descriptors: &["lift top", "round", "rectangular", "farmhouse", "modern"],
@@ -513,7 +484,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "bed frame",
-                plural: "bed frames",
                 path: &["Furniture", "Bedroom Furniture", "Beds, Frames & Bases", "Bed Frames"],
                 attributes: &["noise free", "no box spring needed", "headboard", "under bed storage"],
                 descriptors: &["platform", "metal", "upholstered", "wooden", "canopy"],
@@ -522,7 +492,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "office chair",
-                plural: "office chairs",
                 path: &["Furniture", "Home Office Furniture", "Home Office Chairs", "Desk Chairs"],
                 attributes: &["lumbar support", "height adjustable", "swivel", "breathable mesh"],
                 descriptors: &["ergonomic", "mesh", "executive", "high back", "task"],
@@ -531,7 +500,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "bedspread set",
-                plural: "bedspread sets",
                 path: &["Bedding", "Quilts & Sets", "Bedspreads & Coverlets"],
                 attributes: &["machine washable", "lightweight", "all season", "soft microfiber"],
                 descriptors: &["quilted", "reversible", "floral", "farmhouse", "boho"],
@@ -543,7 +511,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "bar stools",
-                plural: "",
                 path: &["Furniture", "Game & Recreation Room Furniture", "Home Bar Furniture", "Barstools"],
                 attributes: &["footrest", "swivel", "counter height", "metal legs"],
                 descriptors: &["counter height", "swivel", "backless", "industrial", "upholstered"],
@@ -556,7 +523,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "nightstand",
-                plural: "nightstands",
                 path: &["Furniture", "Bedroom Furniture", "Nightstands"],
                 attributes: &["charging station", "drawer", "bedside table", "open shelf"],
                 descriptors: &["modern", "rustic", "floating", "2 drawer", "small"],
@@ -601,7 +567,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
         kinds: &[
             Kind {
                 noun: "protein bars",
-                plural: "",
                 path: &["Snack Foods", "Bars", "Protein Bars"],
                 attributes: &["whey protein", "low sugar", "high fiber", "meal replacement"],
                 descriptors: &["crunchy", "chewy", "chocolate", "nut butter", "soft baked"],
@@ -623,7 +588,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "coffee beans",
-                plural: "",
                 path: &["Beverages", "Coffee, Tea & Cocoa", "Coffee", "Whole Coffee Beans"],
                 attributes: &["medium roast", "dark roast", "single origin", "fair trade", "arabica"],
                 descriptors: &["whole bean", "espresso", "breakfast blend", "french roast", "colombian"],
@@ -635,7 +599,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "beef jerky",
-                plural: "",
                 path: &["Meat & Seafood", "Jerky & Dried Meats", "Beef Jerky"],
                 attributes: &["high protein", "no preservatives", "grass fed", "low fat"],
                 descriptors: &["teriyaki", "peppered", "original", "sweet & spicy", "smoked"],
@@ -647,7 +610,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "herbal tea",
-                plural: "herbal teas",
                 path: &["Beverages", "Coffee, Tea & Cocoa", "Tea", "Herbal"],
                 attributes: &["caffeine free", "tea bags", "non gmo", "usda organic"],
                 descriptors: &["chamomile", "peppermint", "ginger", "sleepy time", "detox"],
@@ -659,7 +621,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "olive oil",
-                plural: "olive oils",
                 path: &["Pantry Staples", "Cooking & Baking", "Oils, Vinegars & Salad Dressings", "Oils", "Olive"],
                 attributes: &["extra virgin", "cold pressed", "first cold pressed", "glass bottle"],
                 descriptors: &["extra virgin", "italian", "greek", "spanish", "organic"],
@@ -668,7 +629,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "gummy candy",
-                plural: "",
                 path: &["Snack Foods", "Candy & Chocolate", "Gummy Candy"],
                 attributes: &["fat free", "resealable bag", "party size", "real fruit juice"],
                 descriptors: &["sour", "fruit", "gummy bears", "worms", "rings"],
@@ -680,7 +640,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "pasta sauce",
-                plural: "pasta sauces",
                 path: &["Pantry Staples", "Jarred & Canned Foods", "Pasta Sauces"],
                 attributes: &["no sugar added", "vegan", "low sodium", "slow simmered"],
                 descriptors: &["marinara", "tomato basil", "arrabbiata", "garlic", "vodka"],
@@ -692,7 +651,6 @@ pub(crate) const CATEGORIES: &[CategorySpec] = &[
             },
             Kind {
                 noun: "mixed nuts",
-                plural: "",
                 path: &["Snack Foods", "Nuts & Seeds", "Mixed Nuts"],
                 attributes: &["lightly salted", "roasted", "resealable bag", "heart healthy"],
                 descriptors: &["deluxe", "roasted", "trail mix", "unsalted", "honey roasted"],

@@ -34,6 +34,16 @@ impl BridgeGrammar {
     }
 }
 
+impl From<crate::config::GrammarVersion> for BridgeGrammar {
+    /// The same command set as the native simulator's grammar version.
+    fn from(version: crate::config::GrammarVersion) -> Self {
+        match version {
+            crate::config::GrammarVersion::V03 => BridgeGrammar::V03,
+            crate::config::GrammarVersion::V04 => BridgeGrammar::V04,
+        }
+    }
+}
+
 impl fmt::Display for BridgeGrammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -450,6 +460,8 @@ mod tests {
             assert_eq!(grammar.as_str().parse::<BridgeGrammar>().unwrap(), grammar);
         }
         assert!(matches!("0.5".parse::<BridgeGrammar>(), Err(EnvError::Config(_))));
+        assert_eq!(BridgeGrammar::from(crate::config::GrammarVersion::V04), BridgeGrammar::V04);
+        assert_eq!(BridgeGrammar::from(crate::config::GrammarVersion::V03), BridgeGrammar::V03);
     }
 
     #[test]

@@ -51,7 +51,11 @@ pub fn grpo_samples() -> Vec<GrpoSample> {
 pub fn sft_samples() -> Vec<SftSample> {
     pairs()
         .into_iter()
-        .map(|(a, b)| SftSample { id: format!("{a}-{b}"), prompt: format!("{a} {b}"), completion: a.max(b).to_string() })
+        .map(|(a, b)| SftSample {
+            id: format!("{a}-{b}"),
+            prompt: format!("{a} {b}"),
+            completion: a.max(b).to_string(),
+        })
         .collect()
 }
 

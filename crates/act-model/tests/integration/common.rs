@@ -45,7 +45,7 @@ pub fn read_expected(dir: &Path) -> Vec<Expected> {
 /// Logits `[len, vocab]` of one unpadded sequence.
 pub fn logits_of(model: &Qwen3, ids: &[u32]) -> Vec<f32> {
     let batch = act_model::TokenBatch::from_sequences(&[ids.to_vec()], 0, act_model::PadSide::Right).unwrap();
-    model.forward(&batch).into_data().convert::<f32>().to_vec().unwrap()
+    model.forward(&batch).into_data().convert::<f32>().try_into_vec().unwrap()
 }
 
 /// Largest absolute difference.

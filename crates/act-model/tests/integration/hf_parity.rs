@@ -2,7 +2,6 @@
 
 use crate::common::{device, fixture, logits_of, max_abs_diff, read_expected};
 use act_model::{GenerationConfig, NoStop, PadSide, TokenBatch, generate, load_hf};
-use burn::prelude::*;
 
 const ATOL: f32 = 1e-4;
 
@@ -40,7 +39,7 @@ fn padded_batches_match_unpadded_logits() {
     for side in [PadSide::Left, PadSide::Right] {
         let batch = TokenBatch::from_sequences(&sequences, 0, side).unwrap();
         let seq = batch.seq();
-        let logits: Vec<f32> = model.forward(&batch).into_data().convert::<f32>().to_vec().unwrap();
+        let logits: Vec<f32> = model.forward(&batch).into_data().convert::<f32>().try_into_vec().unwrap();
         for (row, e) in expected.iter().enumerate() {
             let len = e.input_ids.len();
             let start = if side == PadSide::Left { seq - len } else { 0 };

@@ -15,9 +15,9 @@ fn chunked_log_probs_equal_log_softmax_of_the_logits() {
     let model = Qwen3::init(&Qwen3Config::tiny(64), 3, &Device::flex()).unwrap();
     let batch = batch();
     let (b, s) = (batch.batch(), batch.seq());
-    let logits: Vec<f32> = log_softmax(model.forward(&batch), 2).into_data().to_vec().unwrap();
+    let logits: Vec<f32> = log_softmax(model.forward(&batch), 2).into_data().try_into_vec().unwrap();
     for chunk in [1, 2, 5, 64] {
-        let lp: Vec<f32> = next_token_log_probs(&model, &batch, chunk).unwrap().into_data().to_vec().unwrap();
+        let lp: Vec<f32> = next_token_log_probs(&model, &batch, chunk).unwrap().into_data().try_into_vec().unwrap();
         assert_eq!(lp.len(), b * (s - 1));
         for row in 0..b {
             for i in 0..s - 1 {
