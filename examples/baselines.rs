@@ -71,7 +71,7 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .filter_map(|r| match &r.evaluation {
             act_eval::Evaluation::Episodes(e) => {
-                Some(format!("| {} | {} | {:.3} |", r.method(), r.benchmark, e.summary.mean_score.value))
+                Some(format!("| {} | {} | {:.3} |", r.method(), r.benchmark, e.summary.score.value))
             }
             _ => None,
         })
