@@ -1,7 +1,7 @@
 //! # act-grpo
 //!
 //! The trainers of act-rs, in Burn: GRPO for ACT (comparison prompts) and RL (next-action prompts), and masked SFT
-//! for imitation learning. One job: turn a Qwen3 policy from act-model, prompts and an act-core [`RewardFn`]
+//! for imitation learning. One job: turn a Qwen3 policy from act-model, prompts and an act-core [`RewardFn`](act_core::RewardFn)
 //! (or expert completions) into a better policy, resumably and with the conventions of TRL and verl.
 //!
 //! - [`GrpoTrainer`]: per prompt, G completions from KV-cache generation, scored by any `RewardFn`; group

@@ -9,7 +9,7 @@ use crate::error::GrpoError;
 use crate::guard::NonFiniteGuard;
 use crate::schedule::LrSchedule;
 
-/// AdamW built from `config` (no per-tensor clipping: clipping is global, in [`Updater`]).
+/// AdamW built from `config` (no per-tensor clipping: clipping is global, in the trainer's update step).
 pub fn adamw(config: &OptimizerConfig) -> ModuleOptimizer {
     AdamWConfig::new()
         .with_beta_1(config.beta1)

@@ -185,10 +185,9 @@ fn bad_setups_are_errors() {
 }
 
 /// The end-to-end check: a tiny model trained from scratch with GRPO goes from chance to >= 95% reward.
-/// Minutes on a shared 2-core machine: run it explicitly with
-/// `cargo test -p act-grpo --test grpo -- --ignored learns_the_larger_number`.
+/// About half a minute on a 2-core machine (dev profile, dependencies optimised); it stops as soon as the last five
+/// steps average >= 0.97 reward.
 #[test]
-#[ignore = "slow end-to-end training; run explicitly"]
 fn learns_the_larger_number_from_scratch() {
     let config = config()
         .with_group_size(8)
