@@ -276,7 +276,11 @@ fn random_admissible_walks_keep_the_environment_invariants() {
     let env = std::cell::RefCell::new(env);
     let tasks = ["find-animal", "chemistry-mix", "power-component", "boil"];
     let strategy = (0..tasks.len(), 0usize..20, proptest::collection::vec(any::<u16>(), 1..9));
-    let mut runner = TestRunner::new(Config { cases: 4, failure_persistence: None, ..Config::default() });
+    // A fixed generator: this test drives a live JVM, and a failure must reproduce.
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 4, failure_persistence: None, ..Config::default() },
+        proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha),
+    );
     runner
         .run(&strategy, |(task, variation, choices)| {
             let mut env = env.borrow_mut();
@@ -295,7 +299,9 @@ fn random_admissible_walks_keep_the_environment_invariants() {
                 prop_assert!(steps <= env.step_budget());
                 let limit_hit = steps == env.step_budget();
                 prop_assert_eq!(t.done, t.info["completed"] == true || t.score < 0.0 || limit_hit);
-                prop_assert_ne!(t.observation.as_str(), UNKNOWN_ACTION, "admissible action {} refused", action);
+                // No assertion that the action is accepted: the jar's valid action-object combinations are a
+                // superset of what its parser takes (seen here: "move sewer to adult pea plant" answered with
+                // "No known action matches that input."), as with the Python wrapper.
                 score = t.score;
                 admissible = t.admissible_actions.unwrap();
                 if t.done {
