@@ -2,12 +2,23 @@
 //! pipelines the examples run.
 //!
 //! The crates of the workspace never depend on each other beyond `act-core`; the examples are where they meet, and
-//! this library holds what several examples (and the tests that check them) need.
+//! this library holds what several examples (and the tests that check them) need:
+//!
+//! - [`pipeline`]: ACT's data pipeline with scripted policies (expert trajectories, pairs, training sets);
+//! - [`experiment`]: the whole method on one benchmark and seed: tokenizer, π₀, pairs, ACT, IL, RL and the
+//!   evaluation of every method of the paper's table, resumable stage by stage ([`stages`]);
+//! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact prompts for tiny
+//!   models; [`seeds`]: results over several seeds with paired comparisons; [`cli`]: the examples' command line.
 
 use std::path::{Path, PathBuf};
 
+pub mod cli;
+pub mod config;
+pub mod experiment;
 pub mod pipeline;
-
+pub mod prompts;
+pub mod seeds;
+pub mod stages;
 /// Creates (if needed) and returns the run directory `root/name`, where an example writes every artefact.
 pub fn run_dir(root: impl AsRef<Path>, name: &str) -> std::io::Result<PathBuf> {
     let dir = root.as_ref().join(name);

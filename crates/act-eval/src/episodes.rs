@@ -1,9 +1,24 @@
 //! On-line evaluation: whole episodes of a policy (or the environment's expert) on an environment split.
 //!
-//! Episode `i` plays task `i` of the split with seed [`derive_seed`]`(config.seed, i)`; the policy's sampling seed
-//! at step `t` is `derive_seed(episode_seed, t)`. Episodes run in parallel on the current rayon pool, one
-//! environment instance per worker, and results are kept in episode order, so the report is the same for any
-//! thread count.
+//! Episode `i` plays task `i` of the split with seed [`derive_seed`]`(config.seed, i)`. Results are kept in
+//! episode order, so the report is the same for any thread count.
+//!
+//! How the policy is called depends on [`EpisodeEvalConfig::batch_size`]:
+//!
+//! - `1` (the default): episodes run in parallel on the current rayon pool, one environment instance per worker,
+//!   and each step of each episode is one [`Policy::generate`] call with a single query, whose sampling seed at
+//!   step `t` is `derive_seed(episode_seed, t)`.
+//! - `n > 1`: up to `n` episodes are played in lockstep, each on its own environment instance: every call sends
+//!   one action query per live episode (in the order of the batch's slots) and a finished episode's slot takes the
+//!   next unplayed episode, so the batch stays full until the episodes run out. Call `c` (counting from 0) samples
+//!   with seed `derive_seed(derive_seed(config.seed, LOCKSTEP_STREAM), c)`, where `LOCKSTEP_STREAM` is
+//!   `0x6C6F_636B_7374_6570`, so query `i` of it samples from `derive_seed(that seed, i)` (the [`Policy`]
+//!   contract). A sampling (temperature > 0) policy's results are therefore reproducible for a given batch size
+//!   but differ from those of batch size 1 (and of other batch sizes); a greedy or otherwise seed-independent
+//!   policy gives the same results for every batch size. Environments step in parallel on the rayon pool; the
+//!   results never depend on the thread count.
+//!
+//! The expert ([`Agent::Expert`]) asks no policy and always plays as with batch size 1.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -12,13 +27,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use act_core::{
     Action, AgentState, Environment, EnvironmentFactory, HistoryEntry, Observation, Policy, PromptConfig, Prompter,
-    SamplingParams, Split, TaskRef, actions_match, derive_seed, normalize_action, parse_action,
+    Query, SamplingParams, Split, TaskInfo, TaskRef, actions_match, derive_seed, normalize_action, parse_action,
 };
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
+use crate::lockstep;
 use crate::stats::{self, BootstrapConfig, Estimate};
 
 /// What to do with an action that is not admissible (or an output with no parseable action).
@@ -79,8 +95,17 @@ pub struct EpisodeEvalConfig {
     pub require_reasoning: bool,
     /// How action prompts are built.
     pub prompt: PromptConfig,
-    /// How the policy samples (its `seed` is replaced per step, see the module docs).
+    /// How the policy samples (its `seed` is replaced per call, see the module docs).
     pub sampling: SamplingParams,
+    /// Episodes played in lockstep, their action queries sent together in one [`Policy::generate`] call; `1` (the
+    /// default, and the value of records made before the field existed) plays each episode on its own with one
+    /// query per call. Larger batches are much faster for neural policies. With a batch size above 1 a sampling
+    /// policy's per-query seeds depend on the batch layout (query `i` of a call samples from
+    /// `derive_seed(params.seed, i)`, see the module docs), so sampled (temperature > 0) results are reproducible
+    /// for a given batch size but differ from those of batch size 1; greedy results do not depend on it. Ignored
+    /// by the expert. Must not be 0.
+    #[serde(default = "default_batch_size")]
+    pub batch_size: usize,
     /// How intervals are drawn.
     pub bootstrap: BootstrapConfig,
     /// Whether each episode's outputs and actions are kept in the report.
@@ -102,6 +127,7 @@ impl EpisodeEvalConfig {
             require_reasoning: false,
             prompt: PromptConfig::default(),
             sampling: SamplingParams::greedy(),
+            batch_size: 1,
             bootstrap: BootstrapConfig::default(),
             record_transcripts: false,
             progress: true,
@@ -150,6 +176,13 @@ impl EpisodeEvalConfig {
         self
     }
 
+    /// Plays up to `batch_size` episodes in lockstep, one [`Policy::generate`] call per step of them all (0 counts
+    /// as 1). See [`EpisodeEvalConfig::batch_size`] for what it changes.
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size.max(1);
+        self
+    }
+
     /// Sets the bootstrap configuration.
     pub fn with_bootstrap(mut self, bootstrap: BootstrapConfig) -> Self {
         self.bootstrap = bootstrap;
@@ -167,6 +200,11 @@ impl EpisodeEvalConfig {
         self.progress = progress;
         self
     }
+}
+
+/// The batch size of records made before [`EpisodeEvalConfig::batch_size`] existed.
+fn default_batch_size() -> usize {
+    1
 }
 
 /// One step of a recorded episode.
@@ -336,16 +374,21 @@ pub(crate) fn check_indices(indices: impl Iterator<Item = usize>, what: &str) ->
 }
 
 /// Plays the episodes of `config` with `agent` on environments from `factory`, in parallel on the current rayon
-/// pool (run it inside [`rayon::ThreadPool::install`] to choose the thread count).
+/// pool (run it inside [`rayon::ThreadPool::install`] to choose the thread count). With a policy and
+/// [`EpisodeEvalConfig::batch_size`] above 1, the episodes are played in lockstep batches instead, one
+/// [`Policy::generate`] call per step of the whole batch (see the module docs).
 ///
-/// Any environment or policy error stops the evaluation and names the episode: a report never leaves an episode
-/// out.
+/// Any environment or policy error stops the evaluation and names the episode (or, for a failed batched call, the
+/// episodes in it): a report never leaves an episode out.
 pub fn evaluate_episodes<F: EnvironmentFactory>(
     factory: &F,
     agent: Agent<'_>,
     config: &EpisodeEvalConfig,
 ) -> Result<EpisodeReport, EvalError> {
     config.bootstrap.validate()?;
+    if config.batch_size == 0 {
+        return Err(EvalError::Config("the batch size is 0".into()));
+    }
     let prompter =
         Prompter::new(config.prompt.clone()).map_err(|e| EvalError::Config(format!("prompt templates: {e}")))?;
     let probe = factory.make().map_err(|e| EvalError::MakeEnv(e.to_string()))?;
@@ -371,7 +414,12 @@ pub fn evaluate_episodes<F: EnvironmentFactory>(
 
     let progress = progress_bar(episodes as u64, config.progress, &format!("{} on {env_name}", agent.name()));
     let runner = EpisodeRunner { agent, prompter: &prompter, config, step_budget };
-    let results = run_workers(factory, probe, episodes, &runner, &progress);
+    let results = match agent {
+        Agent::Policy(policy) if config.batch_size > 1 => {
+            lockstep::run_lockstep(factory, probe, episodes, policy, &runner, &progress)
+        }
+        _ => run_workers(factory, probe, episodes, &runner, &progress),
+    };
     progress.finish_and_clear();
     let mut results = results?;
     results.sort_by_key(|r| r.index);
@@ -468,16 +516,17 @@ pub(crate) fn progress_bar(len: u64, wanted: bool, message: &str) -> ProgressBar
     bar
 }
 
-/// Plays single episodes with fixed settings.
-struct EpisodeRunner<'a> {
-    agent: Agent<'a>,
-    prompter: &'a Prompter,
-    config: &'a EpisodeEvalConfig,
-    step_budget: usize,
+/// Plays episodes with fixed settings: whole episodes on their own ([`EpisodeRunner::run`]), or step by step from
+/// outside (the lockstep driver), through the same pieces.
+pub(crate) struct EpisodeRunner<'a> {
+    pub(crate) agent: Agent<'a>,
+    pub(crate) prompter: &'a Prompter,
+    pub(crate) config: &'a EpisodeEvalConfig,
+    pub(crate) step_budget: usize,
 }
 
 /// What the agent chose at one step.
-struct Decision {
+pub(crate) struct Decision {
     output: String,
     action: Action,
     valid: bool,
@@ -485,78 +534,105 @@ struct Decision {
     snapped: bool,
 }
 
-impl EpisodeRunner<'_> {
-    fn run<E: Environment>(&self, env: &mut E, index: usize) -> Result<EpisodeResult, EvalError> {
-        let env_err = |source| EvalError::Env { episode: index, source };
-        let seed = derive_seed(self.config.seed, index as u64);
-        let reset = env.reset(&TaskRef::index(self.config.split, index), seed).map_err(env_err)?;
-        let mut observation = reset.observation;
-        let mut admissible = reset.admissible_actions.unwrap_or_default();
-        let mut history: Vec<HistoryEntry> = Vec::new();
-        let mut result = EpisodeResult {
-            index,
-            task_id: reset.task.id.clone(),
-            task_type: reset.task.task_type.clone(),
-            seed,
-            won: false,
-            score: 0.0,
-            steps: 0,
-            invalid_actions: 0,
-            unparseable_outputs: 0,
-            snapped_actions: 0,
-            transcript: Vec::new(),
-        };
-        while result.steps < self.step_budget {
-            let step = result.steps;
-            let Some(decision) =
-                self.decide(env, index, seed, step, &reset.task, &history, &observation, &admissible)?
-            else {
-                break; // The expert has nothing more to do.
-            };
-            let transition = env.step(decision.action.as_str()).map_err(env_err)?;
-            result.steps += 1;
-            result.invalid_actions += usize::from(!decision.valid);
-            result.unparseable_outputs += usize::from(!decision.parsed);
-            result.snapped_actions += usize::from(decision.snapped);
-            result.won = transition.won;
-            result.score = transition.score;
-            if self.config.record_transcripts {
-                result.transcript.push(TranscriptStep {
-                    output: decision.output,
-                    action: decision.action.clone(),
-                    valid: decision.valid,
-                    reward: transition.reward,
-                });
-            }
-            history.push(HistoryEntry { observation, action: decision.action });
-            observation = transition.observation;
-            admissible = transition.admissible_actions.unwrap_or_default();
-            if transition.done {
-                break;
-            }
-        }
-        Ok(result)
+/// An episode in play: its result so far, and what the agent sees at its next step.
+pub(crate) struct Episode {
+    result: EpisodeResult,
+    task: TaskInfo,
+    observation: Observation,
+    admissible: Vec<Action>,
+    history: Vec<HistoryEntry>,
+    done: bool,
+}
+
+impl Episode {
+    /// The episode's index.
+    pub(crate) fn index(&self) -> usize {
+        self.result.index
     }
 
-    #[allow(clippy::too_many_arguments)] // One step's whole context; a struct would only rename these.
-    fn decide<E: Environment>(
-        &self,
-        env: &mut E,
-        index: usize,
-        seed: u64,
-        step: usize,
-        task: &act_core::TaskInfo,
-        history: &[HistoryEntry],
-        observation: &Observation,
-        admissible: &[Action],
-    ) -> Result<Option<Decision>, EvalError> {
+    /// The 0-based index of the next step (the steps taken so far).
+    pub(crate) fn step(&self) -> usize {
+        self.result.steps
+    }
+
+    /// The result, once the episode is over.
+    pub(crate) fn into_result(self) -> EpisodeResult {
+        self.result
+    }
+}
+
+impl EpisodeRunner<'_> {
+    /// Plays episode `index` on `env` from start to finish.
+    fn run<E: Environment>(&self, env: &mut E, index: usize) -> Result<EpisodeResult, EvalError> {
+        let mut episode = self.start(env, index)?;
+        while !self.is_over(&episode) {
+            let Some(decision) = self.decide(env, &episode)? else {
+                break; // The expert has nothing more to do.
+            };
+            self.play(env, &mut episode, decision)?;
+        }
+        Ok(episode.into_result())
+    }
+
+    /// Resets `env` to episode `index`.
+    pub(crate) fn start<E: Environment>(&self, env: &mut E, index: usize) -> Result<Episode, EvalError> {
+        let seed = derive_seed(self.config.seed, index as u64);
+        let reset = env
+            .reset(&TaskRef::index(self.config.split, index), seed)
+            .map_err(|source| EvalError::Env { episode: index, source })?;
+        Ok(Episode {
+            result: EpisodeResult {
+                index,
+                task_id: reset.task.id.clone(),
+                task_type: reset.task.task_type.clone(),
+                seed,
+                won: false,
+                score: 0.0,
+                steps: 0,
+                invalid_actions: 0,
+                unparseable_outputs: 0,
+                snapped_actions: 0,
+                transcript: Vec::new(),
+            },
+            task: reset.task,
+            observation: reset.observation,
+            admissible: reset.admissible_actions.unwrap_or_default(),
+            history: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Whether `episode` has ended or used up its step budget.
+    pub(crate) fn is_over(&self, episode: &Episode) -> bool {
+        episode.done || episode.result.steps >= self.step_budget
+    }
+
+    /// The action query for the next step of `episode`.
+    pub(crate) fn query(&self, episode: &Episode) -> Query {
+        let history = &episode.history;
+        let shown = history.len().min(self.config.prompt.history_len);
+        let state = AgentState {
+            task_id: episode.task.id.clone(),
+            task: episode.task.description.clone(),
+            step_index: episode.step(),
+            history: history[history.len() - shown..].to_vec(),
+            observation: episode.observation.clone(),
+            admissible_actions: episode.admissible.clone(),
+        };
+        self.prompter.act_query(&state)
+    }
+
+    /// The agent's choice at the next step of `episode`, asking the policy alone; `None` when the expert has
+    /// nothing more to do.
+    fn decide<E: Environment>(&self, env: &mut E, episode: &Episode) -> Result<Option<Decision>, EvalError> {
+        let (index, step) = (episode.index(), episode.step());
         let policy = match self.agent {
             Agent::Expert => {
                 let action = env.expert_action().map_err(|source| EvalError::Env { episode: index, source })?;
                 return match action {
                     Some(action) => Ok(Some(Decision {
                         output: action.to_string(),
-                        valid: is_admissible(action.as_str(), admissible),
+                        valid: is_admissible(action.as_str(), &episode.admissible),
                         action,
                         parsed: true,
                         snapped: false,
@@ -567,19 +643,10 @@ impl EpisodeRunner<'_> {
             }
             Agent::Policy(policy) => policy,
         };
-        let shown = history.len().min(self.config.prompt.history_len);
-        let state = AgentState {
-            task_id: task.id.clone(),
-            task: task.description.clone(),
-            step_index: step,
-            history: history[history.len() - shown..].to_vec(),
-            observation: observation.clone(),
-            admissible_actions: admissible.to_vec(),
-        };
         let what = || format!("episode {index}, step {step}");
-        let params = self.config.sampling.clone().with_seed(derive_seed(seed, step as u64));
+        let params = self.config.sampling.clone().with_seed(derive_seed(episode.result.seed, step as u64));
         let mut outputs = policy
-            .generate(&[self.prompter.act_query(&state)], &params)
+            .generate(&[self.query(episode)], &params)
             .map_err(|source| EvalError::Policy { what: what(), source })?;
         if outputs.len() != 1 {
             return Err(EvalError::CompletionCount {
@@ -589,7 +656,13 @@ impl EpisodeRunner<'_> {
                 got: outputs.len(),
             });
         }
-        let output = outputs.remove(0);
+        Ok(Some(self.interpret(outputs.remove(0), episode)))
+    }
+
+    /// Turns the policy's `output` for the next step of `episode` into the action to send: parsed, checked
+    /// against the admissible actions, and snapped where the settings say so.
+    pub(crate) fn interpret(&self, output: String, episode: &Episode) -> Decision {
+        let admissible = &episode.admissible;
         let parsed = parse_action(&output, self.config.require_reasoning).ok().map(|p| p.action);
         let proposed = parsed.clone().unwrap_or_else(|| output.trim().to_owned());
         let valid = parsed.as_deref().is_some_and(|a| is_admissible(a, admissible));
@@ -598,7 +671,38 @@ impl EpisodeRunner<'_> {
             Some(nearest) => nearest.clone(),
             None => Action::from(proposed),
         };
-        Ok(Some(Decision { output, action, valid, parsed: parsed.is_some(), snapped: snap && !admissible.is_empty() }))
+        Decision { output, action, valid, parsed: parsed.is_some(), snapped: snap && !admissible.is_empty() }
+    }
+
+    /// Sends `decision`'s action to `env` and records the step in `episode`.
+    pub(crate) fn play<E: Environment>(
+        &self,
+        env: &mut E,
+        episode: &mut Episode,
+        decision: Decision,
+    ) -> Result<(), EvalError> {
+        let transition =
+            env.step(decision.action.as_str()).map_err(|source| EvalError::Env { episode: episode.index(), source })?;
+        let result = &mut episode.result;
+        result.steps += 1;
+        result.invalid_actions += usize::from(!decision.valid);
+        result.unparseable_outputs += usize::from(!decision.parsed);
+        result.snapped_actions += usize::from(decision.snapped);
+        result.won = transition.won;
+        result.score = transition.score;
+        if self.config.record_transcripts {
+            result.transcript.push(TranscriptStep {
+                output: decision.output,
+                action: decision.action.clone(),
+                valid: decision.valid,
+                reward: transition.reward,
+            });
+        }
+        let observation = std::mem::replace(&mut episode.observation, transition.observation);
+        episode.history.push(HistoryEntry { observation, action: decision.action });
+        episode.admissible = transition.admissible_actions.unwrap_or_default();
+        episode.done = transition.done;
+        Ok(())
     }
 }
 

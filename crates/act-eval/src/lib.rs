@@ -6,7 +6,8 @@
 //!
 //! - [`evaluate_episodes`]: on-line episodes of a policy or of the environment's expert on a split — success rate,
 //!   mean score, steps to success, invalid-action rate, per task type; in parallel (rayon), identical for any
-//!   thread count;
+//!   thread count; optionally in lockstep batches ([`EpisodeEvalConfig::batch_size`]), one policy call per step of
+//!   many episodes;
 //! - [`evaluate_next_action`]: how often the policy's action in an expert state matches the expert's;
 //! - [`evaluate_critic`]: how often the model picks the expert action of an [`ActionPair`](act_core::ActionPair);
 //! - [`stats`]: seeded bootstrap and Wilson intervals, paired comparisons with an exact sign (McNemar) test;
@@ -64,6 +65,7 @@ mod batch;
 pub mod critic;
 pub mod episodes;
 pub mod error;
+mod lockstep;
 pub mod next_action;
 pub mod paired;
 pub mod plot;

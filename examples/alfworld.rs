@@ -1,0 +1,43 @@
+//! The ACT pipeline on the native ALFWorld from a config file: a tiny preset on the CPU, or a real Qwen3 checkpoint
+//! on a GPU backend.
+//!
+//! ```sh
+//! cargo run --release --example alfworld -- --config examples/configs/alfworld-tiny.json --seeds 0,1,2
+//! # a Hugging Face Qwen3 checkpoint on an NVIDIA GPU through libtorch (see docs/reproducing.md):
+//! cargo run --release --features tch --example alfworld -- --config examples/configs/alfworld-qwen3.json
+//! ```
+//!
+//! The quickstart is this example with the default config; `--help` lists the flags that override the file.
+
+use act_alfworld::{AlfworldConfig, AlfworldFactory};
+use act_core::Split;
+use act_examples::cli::{PipelineArgs, run_seeds};
+use act_examples::experiment::Benchmark;
+use clap::Parser;
+
+/// The ACT pipeline on the native ALFWorld.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    #[command(flatten)]
+    pipeline: PipelineArgs,
+}
+
+fn main() {
+    let args = Args::parse();
+    let result = args.pipeline.experiment_config().and_then(|config| {
+        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(config.train_games.max(1)));
+        let bench = Benchmark {
+            name: "alfworld".into(),
+            environment: "the ALFRED Embodied Environment".into(),
+            factory,
+            train_split: Split::Train,
+            eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
+        };
+        run_seeds(&bench, &args.pipeline, "alfworld")
+    });
+    if let Err(err) = result {
+        eprintln!("error: {err}");
+        std::process::exit(1);
+    }
+}

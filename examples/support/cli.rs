@@ -1,0 +1,105 @@
+//! The command line the pipeline examples share (`quickstart`, `alfworld`, `webshop`): a config file, seeds and
+//! overrides; one experiment per seed in `<out>/<name>/seed-N/`, then the summary over seeds.
+
+use std::path::PathBuf;
+
+use act_core::{EnvironmentFactory, Split};
+
+use crate::config::ExperimentConfig;
+use crate::experiment::{Benchmark, run_experiment};
+use crate::stages::BoxError;
+
+/// Options of the pipeline examples.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PipelineArgs {
+    /// Where the run directory is created.
+    #[arg(long, default_value = "runs")]
+    pub out: PathBuf,
+    /// The run's name (its directory under --out); defaults to the example's name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A JSON experiment config (any subset of fields; see docs/pipeline.md). Flags below override it.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Seeds, comma-separated: one whole experiment each, then a summary over them.
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    pub seeds: Vec<u64>,
+    /// Training tasks whose expert trajectories are the training data.
+    #[arg(long)]
+    pub train_games: Option<usize>,
+    /// Evaluation episodes per split (default: the whole split).
+    #[arg(long)]
+    pub eval_episodes: Option<usize>,
+    /// Skip the paper's controls (re-sampled pairs, matched IL steps).
+    #[arg(long)]
+    pub no_controls: bool,
+    /// Train ACT on this pairs.jsonl (from another run) instead of sampling pairs from this run's π₀.
+    #[arg(long)]
+    pub pairs_from: Option<PathBuf>,
+    /// The model preset (`tiny`, `small-6m`, ...), trained from scratch.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// The backend: flex, tch, tch-cuda:N, cuda:N.
+    #[arg(long)]
+    pub backend: Option<String>,
+}
+
+impl PipelineArgs {
+    /// The experiment config: the file's (or the defaults), with the flags applied.
+    pub fn experiment_config(&self) -> Result<ExperimentConfig, BoxError> {
+        let mut config = match &self.config {
+            Some(path) => ExperimentConfig::from_json_file(path)?,
+            None => ExperimentConfig::default(),
+        };
+        if let Some(n) = self.train_games {
+            config.train_games = n;
+        }
+        if self.eval_episodes.is_some() {
+            config.eval_episodes = self.eval_episodes;
+        }
+        if self.no_controls {
+            config.controls = false;
+        }
+        if self.pairs_from.is_some() {
+            config.pairs_from = self.pairs_from.clone();
+        }
+        if let Some(preset) = &self.preset {
+            let vocab_size = match &config.training.model {
+                crate::config::ModelSource::Preset { vocab_size, .. } => *vocab_size,
+                crate::config::ModelSource::Checkpoint { .. } => 1024,
+            };
+            config.training.model = crate::config::ModelSource::Preset { name: preset.clone(), vocab_size };
+        }
+        if let Some(backend) = &self.backend {
+            config.training.backend = backend.clone();
+        }
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// Runs the experiment once per seed, then writes and prints the summary comparing ACT → IL with IL.
+pub fn run_seeds<F: EnvironmentFactory>(
+    bench: &Benchmark<F>,
+    args: &PipelineArgs,
+    default_name: &str,
+) -> Result<(), BoxError> {
+    let started = std::time::Instant::now();
+    let config = args.experiment_config()?;
+    let dir = crate::run_dir(&args.out, args.name.as_deref().unwrap_or(default_name))?;
+    let mut results = Vec::new();
+    for &seed in &args.seeds {
+        let seed_dir = dir.join(format!("seed-{seed}"));
+        println!("\n== {} seed {seed} -> {}", bench.name, seed_dir.display());
+        let result = run_experiment(bench, &ExperimentConfig { seed, ..config.clone() }, &seed_dir)?;
+        println!("\n{}", result.markdown);
+        results.push(result);
+    }
+    let splits: Vec<Split> = bench.eval_splits.clone();
+    let summary = crate::seeds::summarize(&results, &args.seeds, &splits, "ACT -> IL", "IL")?;
+    let markdown = format!("# ACT on {}: summary\n\n{summary}", bench.name);
+    act_core::atomic_write(dir.join("summary.md"), markdown.as_bytes())?;
+    println!("\n{markdown}");
+    println!("done in {:.1} s; results in {}", started.elapsed().as_secs_f64(), dir.join("summary.md").display());
+    Ok(())
+}

@@ -1,0 +1,233 @@
+//! What an ACT experiment runs: the data sizes, the model, each training stage's settings and the methods compared.
+//!
+//! Plain serde structs with defaults sized for the quickstart (a tiny model on a 2-core CPU); a JSON file sets any
+//! subset of fields (`{"training": {"act": {"steps": 300}}}`), and unknown fields are an error naming the file.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Where the initial policy comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
+pub enum ModelSource {
+    /// A model of an act-model preset shape (`tiny`, `small-6m`, ...) trained from scratch: a BPE tokenizer is
+    /// trained on environment text and the base stage teaches it the environment's language.
+    Preset {
+        /// The preset name.
+        name: String,
+        /// Tokens in the trained tokenizer.
+        vocab_size: usize,
+    },
+    /// A Hugging Face Qwen3 checkpoint directory (`config.json`, safetensors, `tokenizer.json`): π₀ is the
+    /// checkpoint as loaded, and there is no base stage.
+    Checkpoint {
+        /// The directory.
+        dir: PathBuf,
+    },
+}
+
+impl Default for ModelSource {
+    fn default() -> Self {
+        ModelSource::Preset { name: "tiny".into(), vocab_size: 1024 }
+    }
+}
+
+/// Which prompt templates the run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptStyle {
+    /// Short prompts for tiny models (task, recent actions, observation, admissible actions): a few hundred tokens
+    /// a prompt, so a CPU trains on thousands of them in minutes.
+    #[default]
+    Compact,
+    /// act-core's default templates, in the style of verl-agent's that the paper builds on: for real checkpoints.
+    Paper,
+}
+
+/// One supervised stage (the base stage or IL).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SftStageConfig {
+    /// Optimizer steps.
+    pub steps: usize,
+    /// Sequences per step.
+    pub batch_size: usize,
+    /// Peak learning rate (constant after a 10-step warm-up).
+    pub lr: f64,
+}
+
+/// One GRPO stage (ACT or RL).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GrpoStageConfig {
+    /// Trainer steps.
+    pub steps: usize,
+    /// Prompts per step.
+    pub prompts_per_step: usize,
+    /// Completions per prompt (G).
+    pub group_size: usize,
+    /// Peak learning rate.
+    pub lr: f64,
+    /// The most tokens per completion.
+    pub max_completion_tokens: usize,
+}
+
+impl Default for SftStageConfig {
+    fn default() -> Self {
+        SftStageConfig { steps: 150, batch_size: 16, lr: 3e-3 }
+    }
+}
+
+impl Default for GrpoStageConfig {
+    fn default() -> Self {
+        GrpoStageConfig { steps: 60, prompts_per_step: 8, group_size: 4, lr: 1e-3, max_completion_tokens: 16 }
+    }
+}
+
+/// The model and every training stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainingConfig {
+    /// The initial policy.
+    pub model: ModelSource,
+    /// The backend: `flex` (CPU, default), `tch`, `tch-cuda:N` or `cuda:N` (the latter need act-model's features).
+    pub backend: String,
+    /// The base stage (from-scratch presets only): random-policy episodes teach π₀ the environment's language.
+    pub base: SftStageConfig,
+    /// Random-policy episodes on training tasks for the base stage.
+    pub base_episodes: usize,
+    /// ACT: GRPO on comparison prompts.
+    pub act: GrpoStageConfig,
+    /// IL: SFT on expert actions.
+    pub il: SftStageConfig,
+    /// RL: GRPO on next-action prompts.
+    pub rl: GrpoStageConfig,
+    /// Longest training sequence in tokens (the prompt loses its start first).
+    pub max_length: usize,
+    /// Write a trainer checkpoint every this many steps, so an interrupted stage resumes (0: only stage ends).
+    pub checkpoint_every: usize,
+}
+
+impl Default for TrainingConfig {
+    fn default() -> Self {
+        TrainingConfig {
+            model: ModelSource::default(),
+            backend: "flex".into(),
+            base: SftStageConfig { steps: 120, ..SftStageConfig::default() },
+            base_episodes: 200,
+            act: GrpoStageConfig { steps: 80, max_completion_tokens: 8, ..GrpoStageConfig::default() },
+            il: SftStageConfig::default(),
+            rl: GrpoStageConfig { steps: 40, lr: 3e-4, ..GrpoStageConfig::default() },
+            max_length: 768,
+            checkpoint_every: 20,
+        }
+    }
+}
+
+/// A whole experiment on one benchmark and one seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// Training tasks whose expert trajectories are the training data.
+    pub train_games: usize,
+    /// Alternatives sampled from π₀ at each expert state.
+    pub k: usize,
+    /// The seed every random choice flows from.
+    pub seed: u64,
+    /// Evaluation episodes per split (`None`: the whole split).
+    pub eval_episodes: Option<usize>,
+    /// Held-out (first evaluation split) expert trajectories whose pairs measure critic accuracy.
+    pub critic_games: usize,
+    /// Episodes played in lockstep per policy call during evaluation.
+    pub eval_batch_size: usize,
+    /// Prompt templates.
+    pub prompt_style: PromptStyle,
+    /// Whether to run the paper's controls (re-sampled pairs; IL for as many extra steps as ACT took).
+    pub controls: bool,
+    /// A pair file (`pairs.jsonl` of another run) to train ACT on instead of sampling pairs from this run's π₀:
+    /// the paper's cross-size reuse.
+    pub pairs_from: Option<PathBuf>,
+    /// The model and training stages.
+    pub training: TrainingConfig,
+}
+
+impl Default for ExperimentConfig {
+    fn default() -> Self {
+        ExperimentConfig {
+            train_games: 200,
+            k: 4,
+            seed: 0,
+            eval_episodes: None,
+            critic_games: 40,
+            eval_batch_size: 64,
+            prompt_style: PromptStyle::Compact,
+            controls: true,
+            pairs_from: None,
+            training: TrainingConfig::default(),
+        }
+    }
+}
+
+impl ExperimentConfig {
+    /// Reads a JSON config file; fields it does not set keep their defaults.
+    pub fn from_json_file(path: impl AsRef<Path>) -> Result<Self, String> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut de = serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let inner = e.inner();
+            format!("{}: line {}, field `{}`: {inner}", path.display(), inner.line(), e.path())
+        })
+    }
+
+    /// Checks what serde cannot.
+    pub fn validate(&self) -> Result<(), String> {
+        let t = &self.training;
+        if self.train_games == 0 || self.k == 0 || self.critic_games == 0 || self.eval_batch_size == 0 {
+            return Err("train_games, k, critic_games and eval_batch_size must be positive".into());
+        }
+        if self.eval_episodes == Some(0) {
+            return Err("eval_episodes must be positive (or absent for the whole split)".into());
+        }
+        for (name, stage) in [("base", &t.base), ("il", &t.il)] {
+            if stage.steps == 0 || stage.batch_size == 0 || !(stage.lr > 0.0) {
+                return Err(format!("training.{name}: steps, batch_size and lr must be positive"));
+            }
+        }
+        for (name, stage) in [("act", &t.act), ("rl", &t.rl)] {
+            if stage.steps == 0 || stage.prompts_per_step == 0 || stage.group_size < 2 || !(stage.lr > 0.0) {
+                return Err(format!(
+                    "training.{name}: steps, prompts_per_step and lr must be positive and group_size at least 2"
+                ));
+            }
+        }
+        if let ModelSource::Preset { vocab_size, .. } = &t.model
+            && *vocab_size < 300
+        {
+            return Err("training.model.vocab_size must be at least 300 (byte alphabet and special tokens)".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_json_keeps_defaults_and_bad_fields_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, r#"{"seed": 3, "training": {"act": {"steps": 5}}}"#).unwrap();
+        let c = ExperimentConfig::from_json_file(&path).unwrap();
+        assert_eq!((c.seed, c.training.act.steps), (3, 5));
+        assert_eq!(c.training.il, TrainingConfig::default().il);
+        std::fs::write(&path, "{\"seed\": 3,\n \"training\": {\"act\": {\"stepz\": 5}}}").unwrap();
+        let err = ExperimentConfig::from_json_file(&path).unwrap_err();
+        assert!(err.contains("c.json: line 2") && err.contains("training.act"), "{err}");
+        let bad = ExperimentConfig { k: 0, ..ExperimentConfig::default() };
+        assert!(bad.validate().is_err());
+        ExperimentConfig::default().validate().unwrap();
+    }
+}

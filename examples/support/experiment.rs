@@ -1,0 +1,434 @@
+//! One ACT experiment on one benchmark and one seed: the paper's pipeline end to end, and every method of its
+//! table evaluated on the same tasks.
+//!
+//! Stages (directories under the run directory):
+//! `expert_train.jsonl` (1) → `tokenizer.json`, `models/base` (0) → `pairs.jsonl` (2) → `models/act` (3) →
+//! `models/il`, `models/act_il` (4) → `models/il_rl`, `models/act_il_rl` (5) → `eval/*.json` (6) →
+//! `results.md`, `success.svg`. With controls: `models/act_resampled`, `models/act_resampled_il` (ACT on pairs
+//! re-sampled each epoch) and `models/il_matched` (IL for as many extra steps as ACT took). Each stage is skipped
+//! when its output exists, so an interrupted run picks up where it stopped.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use act_core::{
+    ActionPair, EnvironmentFactory, Policy, Prompter, RandomAdmissiblePolicy, SamplingParams, SftSample, Split,
+    derive_seed, read_jsonl, write_jsonl,
+};
+use act_eval::{
+    Agent, CriticReport, EpisodeEvalConfig, EpisodeReport, EvalRecord, Evaluation, ItemEvalConfig, evaluate_critic,
+    evaluate_episodes,
+};
+use act_model::{BackendKind, ChatTemplate, ModelPolicy, Qwen3Config};
+use act_pairs::{PairBuilder, PairConfig, PairMode};
+use act_rewards::{ComparisonConfig, NextActionConfig};
+
+use crate::Stage;
+use crate::config::{ExperimentConfig, ModelSource, PromptStyle};
+use crate::pipeline::expert_trajectories;
+use crate::prompts::prompt_config;
+use crate::stages::{BoxError, ModelContext, StageRun, StartFrom, act_samples, base_samples, model_dir};
+
+/// A benchmark the pipeline runs on: an environment factory and its splits.
+pub struct Benchmark<F> {
+    /// Short name for files and tables (`alfworld`).
+    pub name: String,
+    /// How prompts name the environment.
+    pub environment: String,
+    /// Makes environments.
+    pub factory: F,
+    /// Where the expert trajectories come from.
+    pub train_split: Split,
+    /// The splits evaluated on-line (the first also supplies the held-out critic pairs).
+    pub eval_splits: Vec<Split>,
+}
+
+/// One row of the paper's method table: which trained model acts, and with which prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Method {
+    /// The row's name.
+    pub name: &'static str,
+    /// The model's stage directory under `models/`.
+    pub model: &'static str,
+    /// Whether its action prompt asks for reasoning.
+    pub reasoning: bool,
+    /// Whether it is one of the paper's controls.
+    pub control: bool,
+}
+
+/// The methods, in the paper's order, then the controls.
+pub const METHODS: [Method; 9] = [
+    Method { name: "prompt", model: "base", reasoning: false, control: false },
+    Method { name: "prompt + reasoning", model: "base", reasoning: true, control: false },
+    Method { name: "ACT only", model: "act", reasoning: true, control: false },
+    Method { name: "IL", model: "il", reasoning: false, control: false },
+    Method { name: "ACT -> IL", model: "act_il", reasoning: false, control: false },
+    Method { name: "IL -> RL", model: "il_rl", reasoning: false, control: false },
+    Method { name: "ACT -> IL -> RL", model: "act_il_rl", reasoning: false, control: false },
+    Method { name: "IL (matched steps)", model: "il_matched", reasoning: false, control: true },
+    Method { name: "ACT (re-sampled pairs) -> IL", model: "act_resampled_il", reasoning: false, control: true },
+];
+
+/// What one experiment produced.
+#[derive(Debug)]
+pub struct ExperimentResult {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// On-line evaluations: per method (and the expert and random references), per split.
+    pub episodes: Vec<EvalRecord>,
+    /// Critic accuracy on held-out pairs, per method.
+    pub critic: Vec<EvalRecord>,
+    /// The Markdown report, also in `results.md`.
+    pub markdown: String,
+}
+
+impl ExperimentResult {
+    /// The episode report of `method` on `split`.
+    pub fn episodes_of(&self, method: &str, split: Split) -> Option<&EpisodeReport> {
+        self.episodes.iter().find_map(|r| match &r.evaluation {
+            Evaluation::Episodes(e) if e.method == method && e.config.split == split => Some(e),
+            _ => None,
+        })
+    }
+}
+
+/// The prompters of a run.
+struct Prompts {
+    plain: Prompter,
+    reasoning: Prompter,
+    history_len: usize,
+}
+
+/// Runs the experiment of `config` on `bench` into `dir`.
+pub fn run_experiment<F: EnvironmentFactory>(
+    bench: &Benchmark<F>,
+    config: &ExperimentConfig,
+    dir: &Path,
+) -> Result<ExperimentResult, BoxError> {
+    config.validate()?;
+    std::fs::create_dir_all(dir)?;
+    let config_json = serde_json::to_string_pretty(config)?;
+    let config_path = dir.join("config.json");
+    match std::fs::read_to_string(&config_path) {
+        // Resuming with other settings would mix two experiments in one directory.
+        Ok(existing) if existing != config_json => {
+            return Err(format!(
+                "{} holds a run with another config ({}); choose another run name or delete it",
+                dir.display(),
+                config_path.display()
+            )
+            .into());
+        }
+        Ok(_) => {}
+        Err(_) => act_core::atomic_write(&config_path, config_json.as_bytes())?,
+    }
+    let seed = config.seed;
+    let t = &config.training;
+    let backend: BackendKind = t.backend.parse()?;
+    let plain_config = prompt_config(config.prompt_style, &bench.environment, false);
+    let prompts = Prompts {
+        reasoning: Prompter::new(prompt_config(config.prompt_style, &bench.environment, true))?,
+        history_len: plain_config.history_len,
+        plain: Prompter::new(plain_config.clone())?,
+    };
+    let action_tokens = match config.prompt_style {
+        PromptStyle::Compact => 24,
+        PromptStyle::Paper => 512,
+    };
+    let held_out_split = *bench.eval_splits.first().ok_or("the benchmark has no evaluation split")?;
+
+    // 1. Expert trajectories.
+    let s = Stage::start("1. expert trajectories");
+    let train = cached_jsonl(&dir.join("expert_train.jsonl"), || {
+        expert_trajectories(&bench.factory, bench.train_split, config.train_games, seed)
+    })?;
+    let held_out = cached_jsonl(&dir.join("expert_held_out.jsonl"), || {
+        expert_trajectories(&bench.factory, held_out_split, config.critic_games, derive_seed(seed, 1))
+    })?;
+    let won = train.iter().filter(|t| t.outcome.won).count();
+    let states: usize = train.iter().map(|t| t.steps.len()).sum();
+    s.done(&format!("{won}/{} won, {states} states; {} held-out trajectories", train.len(), held_out.len()));
+
+    let il: Vec<SftSample> = train
+        .iter()
+        .flat_map(|t| t.states(prompts.history_len))
+        .map(|(s, a)| prompts.plain.sft_sample(&s, &a, None))
+        .collect();
+    let rl: Vec<_> = train
+        .iter()
+        .flat_map(|t| t.states(prompts.history_len))
+        .map(|(s, a)| prompts.plain.next_action_sample(&s, &a))
+        .collect();
+
+    // 0. Tokenizer and π₀.
+    let s = Stage::start("0. tokenizer and initial policy π₀");
+    let base_data = match &t.model {
+        ModelSource::Preset { .. } => {
+            let random = cached_jsonl(&dir.join("random_train.jsonl"), || {
+                crate::stages::random_trajectories(
+                    &bench.factory,
+                    bench.train_split,
+                    t.base_episodes,
+                    20,
+                    derive_seed(seed, 2),
+                )
+            })?;
+            base_samples(&random, &prompts.plain, &prompts.reasoning, prompts.history_len, derive_seed(seed, 3))
+        }
+        ModelSource::Checkpoint { .. } => Vec::new(),
+    };
+    let tokenizer = crate::stages::tokenizer_stage(dir, &t.model, || {
+        base_data.iter().chain(&il).flat_map(|s| [s.prompt.clone(), s.completion.clone()]).collect()
+    })?;
+    let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend };
+    let models = dir.join("models");
+    let stage_run = |name: &'static str, start: StartFrom, seed: u64| StageRun {
+        name,
+        dir: models.join(name),
+        context: &context,
+        training: t,
+        start,
+        seed,
+    };
+    let base_dir = match &t.model {
+        ModelSource::Preset { name, .. } => {
+            let shape = Qwen3Config::preset(name, context.tokenizer.vocab_size())?;
+            println!("  model: preset `{name}`, {} parameters", shape.num_parameters());
+            stage_run("base", StartFrom::Fresh(shape), derive_seed(seed, 4)).sft(&t.base, base_data)?;
+            model_dir(&models.join("base"))
+        }
+        ModelSource::Checkpoint { dir } => dir.clone(),
+    };
+    s.done(&format!("π₀ in {}", base_dir.display()));
+
+    // 2. Pairs from π₀.
+    let s = Stage::start("2. critic pairs from π₀");
+    let pi0 = || -> Result<ModelPolicy, BoxError> {
+        let model = crate::stages::load_model(&base_dir, &context.device()?)?;
+        Ok(ModelPolicy::new("π₀", model, context.tokenizer.clone(), context.template.clone()).with_batch_size(64))
+    };
+    let sampling = SamplingParams::default().with_max_new_tokens(action_tokens).with_stop("</action>");
+    let pair_config = |mode: PairMode, seed: u64, prompt: act_core::PromptConfig| {
+        PairConfig::default()
+            .with_k(config.k)
+            .with_seed(seed)
+            .with_prompt(prompt)
+            .with_sampling(sampling.clone())
+            .with_mode(mode)
+            .with_fallback(true)
+            .with_parallel(false)
+            .with_progress(true)
+    };
+    let pairs: Vec<ActionPair> = match &config.pairs_from {
+        Some(path) => read_jsonl(path)?,
+        None => cached_pairs(&dir.join("pairs.jsonl"), || {
+            let set =
+                PairBuilder::new(pair_config(PairMode::Fixed, seed, plain_config.clone()), pi0()?)?.build(&train, 0)?;
+            act_core::atomic_write(dir.join("pair_stats.md"), set.stats.to_string().as_bytes())?;
+            Ok(set.pairs)
+        })?,
+    };
+    let critic_pairs = cached_pairs(&dir.join("critic_pairs.jsonl"), || {
+        let config = pair_config(PairMode::Fixed, derive_seed(seed, 5), plain_config.clone());
+        Ok(PairBuilder::new(config, pi0()?)?.build(&held_out, 0)?.pairs)
+    })?;
+    s.done(&format!("{} training pairs, {} held-out pairs", pairs.len(), critic_pairs.len()));
+
+    // 3-5. ACT, IL, RL.
+    let s = Stage::start("3-5. ACT, IL, RL");
+    let comparison = ComparisonConfig::default().build()?;
+    let next_action = NextActionConfig::default().build()?;
+    let from = |stage: &str| StartFrom::Dir(model_dir(&models.join(stage)));
+    let base = StartFrom::Dir(base_dir.clone());
+    let act = act_samples(&pairs, &prompts.reasoning);
+    stage_run("act", base.clone(), derive_seed(seed, 10)).grpo(&t.act, act, comparison.clone(), "</answer>")?;
+    stage_run("il", base.clone(), derive_seed(seed, 11)).sft(&t.il, il.clone())?;
+    stage_run("act_il", from("act"), derive_seed(seed, 11)).sft(&t.il, il.clone())?;
+    stage_run("il_rl", from("il"), derive_seed(seed, 12)).grpo(&t.rl, rl.clone(), next_action.clone(), "</action>")?;
+    stage_run("act_il_rl", from("act_il"), derive_seed(seed, 12)).grpo(&t.rl, rl, next_action, "</action>")?;
+    if config.controls {
+        let matched = crate::config::SftStageConfig { steps: t.il.steps + t.act.steps, ..t.il.clone() };
+        stage_run("il_matched", base.clone(), derive_seed(seed, 11)).sft(&matched, il.clone())?;
+        // Re-sampled pairs: a fresh alternative per state for every pass ACT makes over the states.
+        let passes = (t.act.steps * t.act.prompts_per_step).div_ceil(pairs.len().max(1)).max(1);
+        let resampled = cached_pairs(&dir.join("pairs_resampled.jsonl"), || {
+            let builder = PairBuilder::new(pair_config(PairMode::Resampled, seed, plain_config.clone()), pi0()?)?;
+            let mut all = Vec::new();
+            for epoch in 0..passes as u64 {
+                all.extend(builder.build(&train, epoch)?.pairs);
+            }
+            Ok(all)
+        })?;
+        let act = act_samples(&resampled, &prompts.reasoning);
+        stage_run("act_resampled", base.clone(), derive_seed(seed, 10)).grpo(&t.act, act, comparison, "</answer>")?;
+        stage_run("act_resampled_il", from("act_resampled"), derive_seed(seed, 11)).sft(&t.il, il)?;
+    }
+    s.done("models/");
+
+    // 6. Evaluation.
+    let s = Stage::start("6. evaluation");
+    let eval_dir = dir.join("eval");
+    std::fs::create_dir_all(&eval_dir)?;
+    let device = context.device()?;
+    let mut episodes = Vec::new();
+    let mut critic = Vec::new();
+    let episode_config = |split: Split, reasoning: bool| {
+        let prompt = prompt_config(config.prompt_style, &bench.environment, reasoning);
+        let mut c = EpisodeEvalConfig::new(split)
+            .with_seed(derive_seed(seed, 20))
+            .with_prompt(prompt)
+            .with_sampling(SamplingParams::greedy().with_max_new_tokens(action_tokens).with_stop("</action>"))
+            .with_batch_size(config.eval_batch_size)
+            .with_progress(true);
+        if let Some(n) = config.eval_episodes {
+            c = c.with_episodes(n);
+        }
+        c
+    };
+    let random = RandomAdmissiblePolicy::new();
+    for split in &bench.eval_splits {
+        for agent in [Agent::Expert, Agent::Policy(&random)] {
+            let path = eval_dir.join(format!("{}_{split}.json", slug(agent.name())));
+            episodes.push(cached_record(&path, || {
+                Ok(EvalRecord::episodes(evaluate_episodes(&bench.factory, agent, &episode_config(*split, false))?))
+            })?);
+        }
+    }
+    let critic_config = ItemEvalConfig::default()
+        .with_seed(derive_seed(seed, 21))
+        .with_prompt(prompt_config(config.prompt_style, &bench.environment, true))
+        .with_sampling(
+            SamplingParams::greedy().with_max_new_tokens(t.act.max_completion_tokens).with_stop("</answer>"),
+        )
+        .with_batch_size(64)
+        .with_progress(true);
+    let mut critic_by_model: BTreeMap<&str, CriticReport> = BTreeMap::new();
+    for method in METHODS.iter().filter(|m| config.controls || !m.control) {
+        let dir_of_model = if method.model == "base" { base_dir.clone() } else { model_dir(&models.join(method.model)) };
+        let model = crate::stages::load_model(&dir_of_model, &device)?;
+        let policy = ModelPolicy::new(method.name, model, context.tokenizer.clone(), context.template.clone())
+            .with_batch_size(config.eval_batch_size);
+        for split in &bench.eval_splits {
+            let path = eval_dir.join(format!("{}_{split}.json", slug(method.name)));
+            discard_if_older(&path, &dir_of_model)?;
+            let record = cached_record(&path, || {
+                let report = evaluate_episodes(&bench.factory, Agent::Policy(&policy), &episode_config(*split, method.reasoning))?;
+                Ok(EvalRecord::episodes(report))
+            })?;
+            println!("  {:<30} {split}: success {:5.1}%", method.name, 100.0 * record.evaluation.headline().1.value);
+            episodes.push(record);
+        }
+        let path = eval_dir.join(format!("critic_{}.json", slug(method.name)));
+        discard_if_older(&path, &dir_of_model)?;
+        let record = cached_record(&path, || {
+            let mut report = match critic_by_model.get(method.model) {
+                Some(report) => report.clone(),
+                None => evaluate_critic(&policy as &dyn Policy, &critic_pairs, &critic_config)?,
+            };
+            critic_by_model.insert(method.model, report.clone());
+            report.method = method.name.to_owned();
+            Ok(EvalRecord::new(format!("{} critic ({held_out_split} pairs)", bench.name), Evaluation::Critic(report)))
+        })?;
+        critic.push(record);
+    }
+    let table = act_eval::render_table(&episodes)?;
+    let critic_table = act_eval::render_table(&critic)?;
+    act_eval::plot_success_by_method(&episodes, &format!("{}: success rate (seed {seed})", bench.name), dir.join("success.svg"))?;
+    s.done("eval/, success.svg");
+
+    let markdown = format!(
+        "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; greedy decoding.\n\n{table}\n\n\
+         Critic accuracy on held-out pairs (expert action against a π₀ sample), in %.\n\n{critic_table}\n\n{}\n",
+        bench.name,
+        stage_table(&models)?
+    );
+    act_core::atomic_write(dir.join("results.md"), markdown.as_bytes())?;
+    Ok(ExperimentResult { dir: dir.to_owned(), episodes, critic, markdown })
+}
+
+/// A file-name-safe form of a method name.
+pub fn slug(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        match c {
+            c if c.is_ascii_alphanumeric() => out.push(c.to_ascii_lowercase()),
+            _ if !out.ends_with('_') && !out.is_empty() => out.push('_'),
+            _ => {}
+        }
+    }
+    out.trim_end_matches('_').to_owned()
+}
+
+/// The finished stages' steps, sample counts, headline values and times.
+fn stage_table(models: &Path) -> Result<String, BoxError> {
+    let mut rows = vec![
+        "| stage | started from | steps | samples | final value | seconds |".to_owned(),
+        "|---|---|---:|---:|---:|---:|".to_owned(),
+    ];
+    let mut entries: Vec<_> = std::fs::read_dir(models)?.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for dir in entries {
+        if let Some(r) = crate::stages::finished(&dir) {
+            let from = r.started_from.as_ref().map_or("fresh".to_owned(), |p| p.display().to_string());
+            rows.push(format!(
+                "| {} | {from} | {} | {} | {:.4} | {:.1} |",
+                r.stage, r.steps, r.samples, r.final_value, r.seconds
+            ));
+        }
+    }
+    Ok(format!(
+        "Training stages (final value: SFT loss of the last step, or GRPO mean reward over the last tenth of the \
+         steps).\n\n{}",
+        rows.join("\n")
+    ))
+}
+
+/// Reads `path` when it exists; otherwise computes the records and writes them there.
+fn cached_jsonl<T, E>(path: &Path, make: impl FnOnce() -> Result<Vec<T>, E>) -> Result<Vec<T>, BoxError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned,
+    E: Into<BoxError>,
+{
+    if path.is_file() {
+        return Ok(read_jsonl(path)?);
+    }
+    let items = make().map_err(Into::into)?;
+    write_jsonl(path, &items)?;
+    Ok(items)
+}
+
+fn cached_pairs(path: &Path, make: impl FnOnce() -> Result<Vec<ActionPair>, BoxError>) -> Result<Vec<ActionPair>, BoxError> {
+    cached_jsonl(path, make)
+}
+
+/// Removes the evaluation record at `path` when the model it evaluated was (re)written after it.
+fn discard_if_older(path: &Path, model_dir: &Path) -> Result<(), BoxError> {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    if let (Some(record), Some(model)) = (modified(path), modified(&model_dir.join("config.json")))
+        && record < model
+    {
+        std::fs::remove_file(path)?;
+    }
+    Ok(())
+}
+
+fn cached_record(path: &Path, make: impl FnOnce() -> Result<EvalRecord, BoxError>) -> Result<EvalRecord, BoxError> {
+    if path.is_file() {
+        return Ok(EvalRecord::load(path)?);
+    }
+    let record = make()?;
+    record.save(path)?;
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("ACT -> IL -> RL"), "act_il_rl");
+        assert_eq!(slug("prompt + reasoning"), "prompt_reasoning");
+        assert_eq!(slug("IL (matched steps)"), "il_matched_steps");
+    }
+}

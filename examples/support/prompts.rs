@@ -1,0 +1,63 @@
+//! The prompts of an experiment: act-core's templates for real checkpoints, or compact ones for tiny models.
+//!
+//! The compact templates keep what a policy needs to act (task, recent actions, observation, admissible actions)
+//! and drop the instructions a tiny model trained from scratch cannot read anyway, so a prompt is a few hundred
+//! tokens instead of a thousand. Both styles ask for the same output format (`<action>`, `<answer>`), so parsing,
+//! rewards and evaluation are the same.
+
+use act_core::{PromptConfig, PromptTemplates};
+
+use crate::config::PromptStyle;
+
+/// The compact templates.
+pub fn compact_templates() -> PromptTemplates {
+    const HEAD: &str = "task: {task}\n{history}now: {observation}\n{admissible_actions}";
+    PromptTemplates {
+        act_reasoning: format!("{HEAD}think, then act."),
+        act_plain: format!("{HEAD}act."),
+        compare: format!("{HEAD}1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
+        history: "done: {entries}\n".into(),
+        history_entry: "{action};".into(),
+        admissible: "can: {actions}\n".into(),
+    }
+}
+
+/// The prompt configuration of `style` for an environment named `environment`. Action prompts ask for reasoning
+/// when `reasoning` is set.
+pub fn prompt_config(style: PromptStyle, environment: &str, reasoning: bool) -> PromptConfig {
+    let config = PromptConfig::default().with_environment(environment).with_reasoning(reasoning);
+    match style {
+        // Recent actions are cheap without their observations: show four.
+        PromptStyle::Compact => config.with_templates(compact_templates()).with_history_len(4),
+        PromptStyle::Paper => config,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use act_core::{AgentState, HistoryEntry, Prompter};
+
+    #[test]
+    fn compact_prompts_keep_what_a_policy_needs() {
+        let state = AgentState {
+            task_id: "t".into(),
+            task: "put a mug in desk.".into(),
+            step_index: 1,
+            history: vec![HistoryEntry { observation: "You are in a room.".into(), action: "go to shelf 1".into() }],
+            observation: "On the shelf 1, you see a mug 2.".into(),
+            admissible_actions: vec!["take mug 2 from shelf 1".into(), "look".into()],
+        };
+        let prompter = Prompter::new(prompt_config(PromptStyle::Compact, "ALFWorld", false)).unwrap();
+        let prompt = prompter.act(&state);
+        assert_eq!(
+            prompt,
+            "task: put a mug in desk.\ndone: go to shelf 1;\nnow: On the shelf 1, you see a mug 2.\ncan: 'take mug 2 \
+             from shelf 1', 'look'\nact."
+        );
+        let compare = prompter.compare(&state, [&"look".into(), &"take mug 2 from shelf 1".into()]);
+        assert!(compare.ends_with("1: look\n2: take mug 2 from shelf 1\nwhich is better?"), "{compare}");
+        let paper = Prompter::new(prompt_config(PromptStyle::Paper, "ALFWorld", true)).unwrap();
+        assert!(paper.act(&state).contains("<think>"));
+    }
+}

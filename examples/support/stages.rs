@@ -1,0 +1,441 @@
+//! The training stages of the pipeline, each resumable and writing to its own directory:
+//! the tokenizer, the base stage (π₀ for from-scratch models), ACT (GRPO on comparisons), IL (SFT on expert
+//! actions) and RL (GRPO on next-action prompts).
+//!
+//! A finished stage leaves `model/` (a Hugging Face checkpoint: `config.json`, `model.safetensors`) and
+//! `done.json`; a rerun skips it. A stage interrupted part-way resumes from its latest trainer checkpoint
+//! (`trainer/checkpoint-NNNNNN`, every `checkpoint_every` steps) with the trainers' exact resume, and its
+//! `trainer/metrics.jsonl` is cut back to that step first so no step is logged twice.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use act_core::{
+    ActionPair, AgentState, Choice, EnvError, Environment, EnvironmentFactory, GrpoSample, Outcome, Prompter, RewardFn,
+    SftSample, Split, Step, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
+};
+use act_grpo::{GrpoConfig, GrpoTrainer, ScheduleKind, SftConfig, SftTrainer, checkpoint_name};
+use act_model::{BackendKind, ChatTemplate, ChatTokenizer, Qwen3, Qwen3Config, load_hf, save_hf};
+use burn::prelude::Device;
+use rand::RngExt;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
+
+/// The error type of the pipeline: every crate's errors, with context.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What every stage shares: the tokenizer, the chat template and the backend.
+#[derive(Debug, Clone)]
+pub struct ModelContext {
+    /// The tokenizer (trained for presets, the checkpoint's otherwise).
+    pub tokenizer: ChatTokenizer,
+    /// The chat template.
+    pub template: ChatTemplate,
+    /// Where models run.
+    pub backend: BackendKind,
+}
+
+impl ModelContext {
+    /// The inference device.
+    pub fn device(&self) -> Result<Device, BoxError> {
+        Ok(self.backend.device()?)
+    }
+}
+
+/// What a finished stage recorded in `done.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StageRecord {
+    /// The stage's name.
+    pub stage: String,
+    /// The model it started from (`None`: initialised from its preset).
+    pub started_from: Option<PathBuf>,
+    /// Trainer steps.
+    pub steps: usize,
+    /// Training samples it drew from.
+    pub samples: usize,
+    /// Wall-clock seconds of the last (possibly resumed) run of the stage.
+    pub seconds: f64,
+    /// The last step's headline: SFT loss, or GRPO mean reward.
+    pub final_value: f64,
+}
+
+/// The model directory of a finished stage.
+pub fn model_dir(stage_dir: &Path) -> PathBuf {
+    stage_dir.join("model")
+}
+
+/// The stage's record, when the stage has finished.
+pub fn finished(stage_dir: &Path) -> Option<StageRecord> {
+    if !model_dir(stage_dir).join("config.json").is_file() {
+        return None;
+    }
+    let text = std::fs::read_to_string(stage_dir.join("done.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Loads a stage's (or any HF checkpoint directory's) model onto `device`.
+pub fn load_model(dir: &Path, device: &Device) -> Result<Qwen3, BoxError> {
+    let (model, _) = load_hf(dir, device).map_err(|e| format!("loading the model in {}: {e}", dir.display()))?;
+    Ok(model)
+}
+
+fn finish(stage_dir: &Path, model: &Qwen3, record: &StageRecord) -> Result<(), BoxError> {
+    save_hf(model, model_dir(stage_dir), None)?;
+    let json = serde_json::to_string_pretty(record)?;
+    act_core::atomic_write(stage_dir.join("done.json"), json.as_bytes())?;
+    // The trainer checkpoints hold optimizer state for resuming; the finished stage no longer needs them.
+    if let Ok(entries) = std::fs::read_dir(stage_dir.join("trainer")) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with("checkpoint-") {
+                std::fs::remove_dir_all(entry.path())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The newest `checkpoint-NNNNNN` under `trainer_dir` and its step.
+fn latest_checkpoint(trainer_dir: &Path) -> Option<(PathBuf, usize)> {
+    let entries = std::fs::read_dir(trainer_dir).ok()?;
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let step = name.strip_prefix("checkpoint-")?.parse::<usize>().ok()?;
+            (checkpoint_name(step) == name && e.path().join("policy").is_dir()).then(|| (e.path(), step))
+        })
+        .max_by_key(|(_, step)| *step)
+}
+
+/// Keeps the metrics lines of steps up to `step` (what a resumed trainer has not redone).
+fn truncate_metrics(path: &Path, step: usize) -> Result<(), BoxError> {
+    let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            serde_json::from_str::<serde_json::Value>(line)
+                .ok()
+                .and_then(|v| v.get("step").and_then(|s| s.as_u64()))
+                .is_some_and(|s| s as usize <= step)
+        })
+        .collect();
+    let mut out = kept.join("\n");
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    act_core::atomic_write(path, out.as_bytes())?;
+    Ok(())
+}
+
+/// The tokenizer of the run: the checkpoint's, or a BPE tokenizer trained on `corpus` and saved as
+/// `tokenizer.json` in `run_dir` (reused when present).
+pub fn tokenizer_stage(
+    run_dir: &Path,
+    source: &ModelSource,
+    corpus: impl FnOnce() -> Vec<String>,
+) -> Result<ChatTokenizer, BoxError> {
+    match source {
+        ModelSource::Checkpoint { dir } => Ok(ChatTokenizer::from_file(dir.join("tokenizer.json"))?),
+        ModelSource::Preset { vocab_size, .. } => {
+            let path = run_dir.join("tokenizer.json");
+            if path.is_file() {
+                return Ok(ChatTokenizer::from_file(&path)?);
+            }
+            let tokenizer = ChatTokenizer::train_bpe(corpus(), *vocab_size)?;
+            tokenizer.save(&path)?;
+            Ok(tokenizer)
+        }
+    }
+}
+
+/// A uniformly random admissible action at every step of task `task` (the base stage's data): what the
+/// environment says, with no expert competence.
+pub fn random_trajectory<E: Environment + ?Sized>(
+    env: &mut E,
+    task: &TaskRef,
+    seed: u64,
+    max_steps: usize,
+) -> Result<Trajectory, EnvError> {
+    let mut rng = rng_from_seed(seed);
+    let reset = env.reset(task, seed)?;
+    let mut observation = reset.observation;
+    let mut admissible = reset.admissible_actions.unwrap_or_default();
+    let mut steps = Vec::new();
+    let mut outcome = Outcome { won: false, score: 0.0, steps_used: 0 };
+    while steps.len() < max_steps.min(env.step_budget()) && !admissible.is_empty() {
+        let action = admissible[rng.random_range(0..admissible.len())].clone();
+        let transition = env.step(action.as_str())?;
+        steps.push(Step { observation, admissible_actions: admissible, action, reward: transition.reward });
+        outcome = Outcome { won: transition.won, score: transition.score, steps_used: steps.len() };
+        observation = transition.observation;
+        admissible = transition.admissible_actions.unwrap_or_default();
+        if transition.done {
+            break;
+        }
+    }
+    Ok(Trajectory {
+        env: env.name().to_owned(),
+        task_id: reset.task.id,
+        task_type: reset.task.task_type,
+        split: reset.task.split,
+        task: reset.task.description,
+        seed,
+        steps,
+        outcome,
+    })
+}
+
+/// Random-policy trajectories on the first `episodes` tasks of `split` (cycling when the split is smaller),
+/// `max_steps` each; episode `i` is seeded with `derive_seed(seed, i)`.
+pub fn random_trajectories<F: EnvironmentFactory>(
+    factory: &F,
+    split: Split,
+    episodes: usize,
+    max_steps: usize,
+    seed: u64,
+) -> Result<Vec<Trajectory>, EnvError> {
+    let available = factory.make()?.num_tasks(split)?.max(1);
+    (0..episodes)
+        .into_par_iter()
+        .map_init(
+            || factory.make(),
+            |env, i| {
+                let env = env.as_mut().map_err(|e| EnvError::Backend(e.to_string()))?;
+                random_trajectory(env, &TaskRef::index(split, i % available), derive_seed(seed, i as u64), max_steps)
+            },
+        )
+        .collect()
+}
+
+/// The base stage's samples: at every state of the random trajectories, the random action after the plain and
+/// the reasoning action prompt, and a random answer to a comparison of two random admissible actions. π₀ learns
+/// the output formats and the environment's words, not which action is good.
+pub fn base_samples(
+    trajectories: &[Trajectory],
+    plain: &Prompter,
+    reasoning: &Prompter,
+    history_len: usize,
+    seed: u64,
+) -> Vec<SftSample> {
+    let mut rng = rng_from_seed(seed);
+    let mut out = Vec::new();
+    for trajectory in trajectories {
+        for (state, action) in trajectory.states(history_len) {
+            let id = format!("{}#{}", state.task_id, state.step_index);
+            let completion = action_completion(action.as_str());
+            out.push(SftSample { id: format!("{id}/plain"), prompt: plain.act(&state), completion: completion.clone() });
+            out.push(SftSample { id: format!("{id}/reasoning"), prompt: reasoning.act(&state), completion });
+            if let Some(sample) = random_comparison(&state, reasoning, &mut rng) {
+                out.push(SftSample { id: format!("{id}/compare"), ..sample });
+            }
+        }
+    }
+    out
+}
+
+fn random_comparison(state: &AgentState, prompter: &Prompter, rng: &mut act_core::ActRng) -> Option<SftSample> {
+    let n = state.admissible_actions.len();
+    if n < 2 {
+        return None;
+    }
+    let first = rng.random_range(0..n);
+    let second = (first + rng.random_range(1..n)) % n;
+    let actions = [&state.admissible_actions[first], &state.admissible_actions[second]];
+    let choice = if rng.random_bool(0.5) { Choice::First } else { Choice::Second };
+    Some(SftSample { id: String::new(), prompt: prompter.compare(state, actions), completion: answer_completion(choice) })
+}
+
+/// The model a stage starts from: a finished stage's model, or a fresh one of the preset's shape.
+#[derive(Debug, Clone)]
+pub enum StartFrom {
+    /// A checkpoint directory.
+    Dir(PathBuf),
+    /// A new model of this shape, initialised from the seed.
+    Fresh(Qwen3Config),
+}
+
+impl StartFrom {
+    fn load(&self, device: &Device, seed: u64) -> Result<Qwen3, BoxError> {
+        match self {
+            StartFrom::Dir(dir) => load_model(dir, device),
+            StartFrom::Fresh(config) => Ok(Qwen3::init(config, seed, device)?),
+        }
+    }
+
+    fn dir(&self) -> Option<PathBuf> {
+        match self {
+            StartFrom::Dir(dir) => Some(dir.clone()),
+            StartFrom::Fresh(_) => None,
+        }
+    }
+}
+
+/// Everything one stage needs besides its data.
+pub struct StageRun<'a> {
+    /// The stage's name (reports, progress).
+    pub name: &'a str,
+    /// Its directory.
+    pub dir: PathBuf,
+    /// Tokenizer, template, backend.
+    pub context: &'a ModelContext,
+    /// The whole training configuration (sequence length, checkpoint interval).
+    pub training: &'a TrainingConfig,
+    /// Where it starts.
+    pub start: StartFrom,
+    /// Its seed.
+    pub seed: u64,
+}
+
+impl StageRun<'_> {
+    fn announce(&self, steps: usize, samples: usize) -> Instant {
+        println!("  {}: {steps} steps on {samples} samples -> {}", self.name, self.dir.display());
+        Instant::now()
+    }
+
+    fn skip(&self) -> Option<StageRecord> {
+        let record = finished(&self.dir)?;
+        println!("  {}: already done ({} steps), reusing {}", self.name, record.steps, model_dir(&self.dir).display());
+        Some(record)
+    }
+
+    /// Supervised fine-tuning on `samples` for `stage.steps` steps.
+    pub fn sft(&self, stage: &SftStageConfig, samples: Vec<SftSample>) -> Result<StageRecord, BoxError> {
+        if let Some(record) = self.skip() {
+            return Ok(record);
+        }
+        if samples.is_empty() {
+            return Err(format!("stage {}: no training samples", self.name).into());
+        }
+        let count = samples.len();
+        let started = self.announce(stage.steps, count);
+        let device = self.context.backend.training_device()?;
+        let mut config = SftConfig::default()
+            .with_batch_size(stage.batch_size)
+            .with_lr(stage.lr)
+            .with_schedule(ScheduleKind::Constant, 10.min(stage.steps - 1))
+            .with_max_length(self.training.max_length)
+            .with_seed(self.seed)
+            .with_total_steps(stage.steps)
+            .with_checkpoint_every(self.training.checkpoint_every);
+        config.run.progress_bar = true;
+        let trainer_dir = self.dir.join("trainer");
+        let (tokenizer, template) = (self.context.tokenizer.clone(), self.context.template.clone());
+        let trainer = match latest_checkpoint(&trainer_dir) {
+            Some((checkpoint, step)) => {
+                println!("    resuming from {}", checkpoint.display());
+                truncate_metrics(&trainer_dir.join("metrics.jsonl"), step)?;
+                SftTrainer::resume(&checkpoint, config, tokenizer, template, samples, vec![], &device)?
+            }
+            None => {
+                let model = self.start.load(&device, self.seed)?;
+                SftTrainer::new(config, model, tokenizer, template, samples, vec![])?
+            }
+        };
+        let mut trainer = trainer.with_output_dir(&trainer_dir)?;
+        let metrics = trainer.train(stage.steps - trainer.steps_done())?;
+        let final_value = metrics.last().map_or(f64::NAN, |m| m.loss);
+        let record = StageRecord {
+            stage: self.name.to_owned(),
+            started_from: self.start.dir(),
+            steps: stage.steps,
+            samples: count,
+            seconds: started.elapsed().as_secs_f64(),
+            final_value,
+        };
+        finish(&self.dir, trainer.model(), &record)?;
+        println!("    loss {final_value:.4} ({:.1} s)", record.seconds);
+        Ok(record)
+    }
+
+    /// GRPO on `samples` scored by `reward`, with completions cut after `stop`.
+    pub fn grpo(
+        &self,
+        stage: &GrpoStageConfig,
+        samples: Vec<GrpoSample>,
+        reward: impl RewardFn + 'static,
+        stop: &str,
+    ) -> Result<StageRecord, BoxError> {
+        if let Some(record) = self.skip() {
+            return Ok(record);
+        }
+        if samples.is_empty() {
+            return Err(format!("stage {}: no training prompts", self.name).into());
+        }
+        let count = samples.len();
+        let started = self.announce(stage.steps, count);
+        let device = self.context.backend.training_device()?;
+        let mut config = GrpoConfig::default()
+            .with_group_size(stage.group_size)
+            .with_prompts_per_step(stage.prompts_per_step)
+            .with_max_completion_tokens(stage.max_completion_tokens)
+            .with_stop(stop)
+            .with_lr(stage.lr)
+            .with_schedule(ScheduleKind::Constant, 5.min(stage.steps - 1))
+            .with_seed(self.seed)
+            .with_total_steps(stage.steps)
+            .with_checkpoint_every(self.training.checkpoint_every);
+        config.run.progress_bar = true;
+        let trainer_dir = self.dir.join("trainer");
+        let (tokenizer, template) = (self.context.tokenizer.clone(), self.context.template.clone());
+        let trainer = match latest_checkpoint(&trainer_dir) {
+            Some((checkpoint, step)) => {
+                println!("    resuming from {}", checkpoint.display());
+                truncate_metrics(&trainer_dir.join("metrics.jsonl"), step)?;
+                GrpoTrainer::resume(&checkpoint, config, tokenizer, template, reward, samples, &device)?
+            }
+            None => {
+                let model = self.start.load(&device, self.seed)?;
+                GrpoTrainer::new(config, model, tokenizer, template, reward, samples)?
+            }
+        };
+        let mut trainer = trainer.with_output_dir(&trainer_dir)?;
+        let metrics = trainer.train(stage.steps - trainer.steps_done())?;
+        // The mean reward of the last tenth of the steps run now: one step's mean is a noisy headline.
+        let tail = &metrics[metrics.len() - metrics.len().div_ceil(10).min(metrics.len())..];
+        let final_value = tail.iter().map(|m| m.reward.mean).sum::<f64>() / tail.len().max(1) as f64;
+        let record = StageRecord {
+            stage: self.name.to_owned(),
+            started_from: self.start.dir(),
+            steps: stage.steps,
+            samples: count,
+            seconds: started.elapsed().as_secs_f64(),
+            final_value,
+        };
+        finish(&self.dir, trainer.model(), &record)?;
+        println!("    mean reward (last steps) {final_value:.3} ({:.1} s)", record.seconds);
+        Ok(record)
+    }
+}
+
+/// ACT's training prompts: each pair's comparison prompt, scored by which action the answer picks.
+pub fn act_samples(pairs: &[ActionPair], prompter: &Prompter) -> Vec<GrpoSample> {
+    pairs.iter().map(|p| prompter.comparison_sample(p)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_are_cut_back_to_the_checkpoint_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("metrics.jsonl");
+        std::fs::write(&path, "{\"step\":1}\n{\"step\":2}\n{\"step\":3}\n").unwrap();
+        truncate_metrics(&path, 2).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"step\":1}\n{\"step\":2}\n");
+        truncate_metrics(&dir.path().join("absent.jsonl"), 2).unwrap();
+    }
+
+    #[test]
+    fn the_latest_well_formed_checkpoint_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["checkpoint-000010", "checkpoint-000030", "checkpoint-30", "other"] {
+            std::fs::create_dir_all(dir.path().join(name).join("policy")).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("checkpoint-000040")).unwrap(); // no policy: half-written
+        let (path, step) = latest_checkpoint(dir.path()).unwrap();
+        assert_eq!((path.file_name().unwrap().to_str().unwrap(), step), ("checkpoint-000030", 30));
+    }
+}

@@ -1,0 +1,41 @@
+//! The ACT pipeline on the native WebShop (a generated catalogue in upstream's schema): success and reward on the
+//! test goals for every method of the paper's table.
+//!
+//! ```sh
+//! cargo run --release --example webshop -- --config examples/configs/webshop-tiny.json
+//! ```
+
+use act_core::Split;
+use act_examples::cli::{PipelineArgs, run_seeds};
+use act_examples::experiment::Benchmark;
+use act_webshop::{EnvConfig, WebShopFactory, WebShopWorld};
+use clap::Parser;
+
+/// The ACT pipeline on the native WebShop.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    #[command(flatten)]
+    pipeline: PipelineArgs,
+    /// Products in the generated catalogue.
+    #[arg(long, default_value_t = 1000)]
+    products: usize,
+}
+
+fn main() {
+    let args = Args::parse();
+    let result = WebShopWorld::generate(args.products, 0).map_err(Into::into).and_then(|world| {
+        let bench = Benchmark {
+            name: "webshop".into(),
+            environment: "the WebShop online shopping environment".into(),
+            factory: WebShopFactory::new(world, EnvConfig::default()),
+            train_split: Split::Train,
+            eval_splits: vec![Split::Test],
+        };
+        run_seeds(&bench, &args.pipeline, "webshop")
+    });
+    if let Err(err) = result {
+        eprintln!("error: {err}");
+        std::process::exit(1);
+    }
+}

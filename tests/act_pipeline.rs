@@ -1,0 +1,158 @@
+//! The whole ACT pipeline (tokenizer, π₀, pairs, ACT, IL, RL, evaluation of every method) at toy size on the
+//! native ALFWorld: every stage's outputs exist and agree, a rerun resumes instead of retraining, and the same
+//! seed gives the same results.
+
+use std::path::Path;
+
+use act_alfworld::{AlfworldConfig, AlfworldFactory};
+use act_core::{ActionPair, Split, Trajectory, actions_match, read_jsonl};
+use act_eval::{EvalRecord, Evaluation};
+use act_examples::config::{ExperimentConfig, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
+use act_examples::experiment::{Benchmark, METHODS, run_experiment, slug};
+use act_examples::stages::{StageRecord, finished};
+
+fn bench() -> Benchmark<AlfworldFactory> {
+    Benchmark {
+        name: "alfworld".into(),
+        environment: "ALFWorld".into(),
+        factory: AlfworldFactory::new(AlfworldConfig::default().with_train_size(8)),
+        train_split: Split::Train,
+        eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
+    }
+}
+
+fn toy_config() -> ExperimentConfig {
+    let sft = SftStageConfig { steps: 4, batch_size: 4, lr: 3e-3 };
+    let grpo = GrpoStageConfig { steps: 2, prompts_per_step: 2, group_size: 2, lr: 1e-3, max_completion_tokens: 6 };
+    ExperimentConfig {
+        train_games: 4,
+        k: 2,
+        seed: 5,
+        eval_episodes: Some(3),
+        critic_games: 2,
+        eval_batch_size: 4,
+        controls: true,
+        training: TrainingConfig {
+            model: ModelSource::Preset { name: "tiny".into(), vocab_size: 400 },
+            base: sft.clone(),
+            base_episodes: 4,
+            act: grpo.clone(),
+            il: sft,
+            rl: grpo,
+            max_length: 256,
+            checkpoint_every: 2,
+            ..TrainingConfig::default()
+        },
+        ..ExperimentConfig::default()
+    }
+}
+
+fn record(dir: &Path, stage: &str) -> StageRecord {
+    finished(&dir.join("models").join(stage)).unwrap_or_else(|| panic!("stage {stage} did not finish"))
+}
+
+#[test]
+fn the_pipeline_runs_resumes_and_repeats() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let config = toy_config();
+    let result = run_experiment(&bench(), &config, &run).unwrap();
+
+    // Stage 1: the expert's trajectories.
+    let train: Vec<Trajectory> = read_jsonl(run.join("expert_train.jsonl")).unwrap();
+    assert_eq!(train.len(), 4);
+    assert!(train.iter().all(|t| t.outcome.won));
+
+    // Stage 0: a tokenizer and π₀ trained on random-policy episodes.
+    assert!(run.join("tokenizer.json").is_file());
+    assert!(run.join("random_train.jsonl").is_file());
+    let base = record(&run, "base");
+    assert_eq!((base.steps, base.started_from.clone()), (4, None));
+    assert!(base.final_value.is_finite());
+
+    // Stage 2: pairs from π₀, one per expert state; alternatives differ from the expert's action.
+    let pairs: Vec<ActionPair> = read_jsonl(run.join("pairs.jsonl")).unwrap();
+    let states: usize = train.iter().map(|t| t.steps.len()).sum();
+    assert_eq!(pairs.len(), states);
+    assert!(pairs.iter().all(|p| !actions_match(p.alternative.as_str(), p.expert_action.as_str())));
+    let resampled: Vec<ActionPair> = read_jsonl(run.join("pairs_resampled.jsonl")).unwrap();
+    assert_eq!(resampled.len() % states, 0);
+
+    // Stages 3-5 and the controls: each started from the model the method says.
+    let models = run.join("models");
+    let from = |stage: &str| Some(models.join(stage).join("model"));
+    for (stage, parent, steps) in [
+        ("act", "base", 2),
+        ("il", "base", 4),
+        ("act_il", "act", 4),
+        ("il_rl", "il", 2),
+        ("act_il_rl", "act_il", 2),
+        ("il_matched", "base", 6),
+        ("act_resampled", "base", 2),
+        ("act_resampled_il", "act_resampled", 4),
+    ] {
+        let r = record(&run, stage);
+        assert_eq!((r.started_from, r.steps), (from(parent), steps), "{stage}");
+        let metrics = std::fs::read_to_string(models.join(stage).join("trainer/metrics.jsonl")).unwrap();
+        assert_eq!(metrics.lines().count(), steps, "{stage}: one metrics line per step");
+        assert!(!models.join(stage).join("trainer/checkpoint-000002").exists(), "{stage}: checkpoints are cleaned");
+    }
+
+    // Stage 6: every method on both splits, three episodes each, and critic accuracy per method.
+    for method in METHODS {
+        for split in [Split::EvalInDistribution, Split::EvalOutOfDistribution] {
+            let report = result.episodes_of(method.name, split).unwrap_or_else(|| panic!("{}", method.name));
+            assert_eq!(report.results.len(), 3);
+            let file = run.join("eval").join(format!("{}_{split}.json", slug(method.name)));
+            assert!(EvalRecord::load(&file).is_ok());
+        }
+        assert!(result.markdown.contains(method.name));
+    }
+    assert_eq!(result.critic.len(), METHODS.len());
+    for critic in &result.critic {
+        let Evaluation::Critic(report) = &critic.evaluation else { panic!("not a critic record") };
+        assert_eq!(report.items, read_jsonl::<ActionPair>(run.join("critic_pairs.jsonl")).unwrap().len());
+    }
+    assert_eq!(result.episodes_of("expert", Split::EvalInDistribution).unwrap().summary.success.value, 1.0);
+    assert!(run.join("success.svg").is_file());
+
+    // A rerun finds every stage done: nothing retrains and the results are the same.
+    let before = std::fs::read_to_string(models.join("act_il/done.json")).unwrap();
+    let again = run_experiment(&bench(), &config, &run).unwrap();
+    assert_eq!(std::fs::read_to_string(models.join("act_il/done.json")).unwrap(), before);
+    assert_eq!(again.markdown, result.markdown);
+
+    // A stage whose output is lost is redone, from the same seed, to the same model.
+    let weights = |dir: &Path| std::fs::read(dir.join("models/il_rl/model/model.safetensors")).unwrap();
+    let original = weights(&run);
+    std::fs::remove_dir_all(models.join("il_rl")).unwrap();
+    run_experiment(&bench(), &config, &run).unwrap();
+    assert_eq!(weights(&run), original);
+
+    // A Hugging Face checkpoint as π₀ (here the base stage's model with the run's tokenizer): no base stage, and
+    // from the same π₀ and seed the same pairs and the same trained models.
+    let checkpoint = dir.path().join("checkpoint");
+    std::fs::create_dir_all(&checkpoint).unwrap();
+    for file in ["config.json", "model.safetensors"] {
+        std::fs::copy(models.join("base/model").join(file), checkpoint.join(file)).unwrap();
+    }
+    std::fs::copy(run.join("tokenizer.json"), checkpoint.join("tokenizer.json")).unwrap();
+    let mut from_checkpoint = ExperimentConfig { controls: false, ..config };
+    from_checkpoint.training.model = ModelSource::Checkpoint { dir: checkpoint.clone() };
+    let twin = dir.path().join("twin");
+    let twin_result = run_experiment(&bench(), &from_checkpoint, &twin).unwrap();
+    assert!(!twin.join("models/base").exists() && !twin.join("tokenizer.json").exists());
+    assert_eq!(record(&twin, "act").started_from, Some(checkpoint));
+    assert_eq!(std::fs::read(twin.join("pairs.jsonl")).unwrap(), std::fs::read(run.join("pairs.jsonl")).unwrap());
+    let act_il = |run: &Path| std::fs::read(run.join("models/act_il/model/model.safetensors")).unwrap();
+    assert_eq!(act_il(&twin), act_il(&run));
+    let success = |r: &act_examples::experiment::ExperimentResult| {
+        r.episodes_of("ACT -> IL", Split::EvalOutOfDistribution).unwrap().success_values()
+    };
+    assert_eq!(success(&twin_result), success(&result));
+
+    // Another config in the same directory is refused rather than mixed in.
+    let other = ExperimentConfig { seed: 6, ..toy_config() };
+    let err = run_experiment(&bench(), &other, &run).unwrap_err().to_string();
+    assert!(err.contains("another config"), "{err}");
+}
