@@ -137,6 +137,8 @@ pub struct ExperimentConfig {
     pub seed: u64,
     /// Evaluation episodes per split (`None`: the whole split).
     pub eval_episodes: Option<usize>,
+    /// The most steps per evaluation episode (`None`: the environment's budget, 50 on ALFWorld).
+    pub eval_step_budget: Option<usize>,
     /// Held-out (first evaluation split) expert trajectories whose pairs measure critic accuracy.
     pub critic_games: usize,
     /// Episodes played in lockstep per policy call during evaluation.
@@ -159,6 +161,7 @@ impl Default for ExperimentConfig {
             k: 4,
             seed: 0,
             eval_episodes: None,
+            eval_step_budget: None,
             critic_games: 40,
             eval_batch_size: 64,
             prompt_style: PromptStyle::Compact,
@@ -187,16 +190,24 @@ impl ExperimentConfig {
         if self.train_games == 0 || self.k == 0 || self.critic_games == 0 || self.eval_batch_size == 0 {
             return Err("train_games, k, critic_games and eval_batch_size must be positive".into());
         }
+        if self.eval_step_budget == Some(0) {
+            return Err("eval_step_budget must be positive (or absent for the environment's budget)".into());
+        }
         if self.eval_episodes == Some(0) {
             return Err("eval_episodes must be positive (or absent for the whole split)".into());
         }
         for (name, stage) in [("base", &t.base), ("il", &t.il)] {
-            if stage.steps == 0 || stage.batch_size == 0 || !(stage.lr > 0.0) {
+            if stage.steps == 0 || stage.batch_size == 0 || !stage.lr.is_finite() || stage.lr <= 0.0 {
                 return Err(format!("training.{name}: steps, batch_size and lr must be positive"));
             }
         }
         for (name, stage) in [("act", &t.act), ("rl", &t.rl)] {
-            if stage.steps == 0 || stage.prompts_per_step == 0 || stage.group_size < 2 || !(stage.lr > 0.0) {
+            if stage.steps == 0
+                || stage.prompts_per_step == 0
+                || stage.group_size < 2
+                || !stage.lr.is_finite()
+                || stage.lr <= 0.0
+            {
                 return Err(format!(
                     "training.{name}: steps, prompts_per_step and lr must be positive and group_size at least 2"
                 ));

@@ -152,12 +152,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let il: Vec<SftSample> = train
         .iter()
         .flat_map(|t| t.states(prompts.history_len))
-        .map(|(s, a)| prompts.plain.sft_sample(&s, &a, None))
+        .map(|(s, a)| prompts.plain.sft_sample(&s, a, None))
         .collect();
     let rl: Vec<_> = train
         .iter()
         .flat_map(|t| t.states(prompts.history_len))
-        .map(|(s, a)| prompts.plain.next_action_sample(&s, &a))
+        .map(|(s, a)| prompts.plain.next_action_sample(&s, a))
         .collect();
 
     // 0. Tokenizer and π₀.
@@ -283,6 +283,9 @@ pub fn run_experiment<F: EnvironmentFactory>(
         if let Some(n) = config.eval_episodes {
             c = c.with_episodes(n);
         }
+        if let Some(n) = config.eval_step_budget {
+            c = c.with_step_budget(n);
+        }
         c
     };
     let random = RandomAdmissiblePolicy::new();
@@ -297,14 +300,13 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let critic_config = ItemEvalConfig::default()
         .with_seed(derive_seed(seed, 21))
         .with_prompt(prompt_config(config.prompt_style, &bench.environment, true))
-        .with_sampling(
-            SamplingParams::greedy().with_max_new_tokens(t.act.max_completion_tokens).with_stop("</answer>"),
-        )
+        .with_sampling(SamplingParams::greedy().with_max_new_tokens(t.act.max_completion_tokens).with_stop("</answer>"))
         .with_batch_size(64)
         .with_progress(true);
     let mut critic_by_model: BTreeMap<&str, CriticReport> = BTreeMap::new();
     for method in METHODS.iter().filter(|m| config.controls || !m.control) {
-        let dir_of_model = if method.model == "base" { base_dir.clone() } else { model_dir(&models.join(method.model)) };
+        let dir_of_model =
+            if method.model == "base" { base_dir.clone() } else { model_dir(&models.join(method.model)) };
         let model = crate::stages::load_model(&dir_of_model, &device)?;
         let policy = ModelPolicy::new(method.name, model, context.tokenizer.clone(), context.template.clone())
             .with_batch_size(config.eval_batch_size);
@@ -312,7 +314,11 @@ pub fn run_experiment<F: EnvironmentFactory>(
             let path = eval_dir.join(format!("{}_{split}.json", slug(method.name)));
             discard_if_older(&path, &dir_of_model)?;
             let record = cached_record(&path, || {
-                let report = evaluate_episodes(&bench.factory, Agent::Policy(&policy), &episode_config(*split, method.reasoning))?;
+                let report = evaluate_episodes(
+                    &bench.factory,
+                    Agent::Policy(&policy),
+                    &episode_config(*split, method.reasoning),
+                )?;
                 Ok(EvalRecord::episodes(report))
             })?;
             println!("  {:<30} {split}: success {:5.1}%", method.name, 100.0 * record.evaluation.headline().1.value);
@@ -333,7 +339,11 @@ pub fn run_experiment<F: EnvironmentFactory>(
     }
     let table = act_eval::render_table(&episodes)?;
     let critic_table = act_eval::render_table(&critic)?;
-    act_eval::plot_success_by_method(&episodes, &format!("{}: success rate (seed {seed})", bench.name), dir.join("success.svg"))?;
+    act_eval::plot_success_by_method(
+        &episodes,
+        &format!("{}: success rate (seed {seed})", bench.name),
+        dir.join("success.svg"),
+    )?;
     s.done("eval/, success.svg");
 
     let markdown = format!(
@@ -397,7 +407,10 @@ where
     Ok(items)
 }
 
-fn cached_pairs(path: &Path, make: impl FnOnce() -> Result<Vec<ActionPair>, BoxError>) -> Result<Vec<ActionPair>, BoxError> {
+fn cached_pairs(
+    path: &Path,
+    make: impl FnOnce() -> Result<Vec<ActionPair>, BoxError>,
+) -> Result<Vec<ActionPair>, BoxError> {
     cached_jsonl(path, make)
 }
 

@@ -19,10 +19,7 @@ fn mean_sd(values: &[f64]) -> (f64, f64) {
 fn methods_in(results: &[ExperimentResult]) -> Vec<String> {
     let mut names = vec!["expert".to_owned(), "random-admissible".to_owned()];
     names.extend(METHODS.iter().map(|m| m.name.to_owned()));
-    names
-        .into_iter()
-        .filter(|name| results.iter().all(|r| r.episodes.iter().any(|e| e.method() == name)))
-        .collect()
+    names.into_iter().filter(|name| results.iter().all(|r| r.episodes.iter().any(|e| e.method() == name))).collect()
 }
 
 /// The Markdown summary of `results` (one per seed, same benchmark and splits) comparing `a` against `b`.

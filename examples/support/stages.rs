@@ -225,7 +225,11 @@ pub fn base_samples(
         for (state, action) in trajectory.states(history_len) {
             let id = format!("{}#{}", state.task_id, state.step_index);
             let completion = action_completion(action.as_str());
-            out.push(SftSample { id: format!("{id}/plain"), prompt: plain.act(&state), completion: completion.clone() });
+            out.push(SftSample {
+                id: format!("{id}/plain"),
+                prompt: plain.act(&state),
+                completion: completion.clone(),
+            });
             out.push(SftSample { id: format!("{id}/reasoning"), prompt: reasoning.act(&state), completion });
             if let Some(sample) = random_comparison(&state, reasoning, &mut rng) {
                 out.push(SftSample { id: format!("{id}/compare"), ..sample });
@@ -244,7 +248,11 @@ fn random_comparison(state: &AgentState, prompter: &Prompter, rng: &mut act_core
     let second = (first + rng.random_range(1..n)) % n;
     let actions = [&state.admissible_actions[first], &state.admissible_actions[second]];
     let choice = if rng.random_bool(0.5) { Choice::First } else { Choice::Second };
-    Some(SftSample { id: String::new(), prompt: prompter.compare(state, actions), completion: answer_completion(choice) })
+    Some(SftSample {
+        id: String::new(),
+        prompt: prompter.compare(state, actions),
+        completion: answer_completion(choice),
+    })
 }
 
 /// The model a stage starts from: a finished stage's model, or a fresh one of the preset's shape.
