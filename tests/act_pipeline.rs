@@ -109,6 +109,20 @@ fn the_pipeline_runs_resumes_and_repeats() {
         }
         assert!(result.markdown.contains(method.name));
     }
+    // Next-action accuracy on held-out expert states of both splits, every method scored on every state.
+    let held_out: Vec<Trajectory> = read_jsonl(run.join("expert_held_out.jsonl")).unwrap();
+    let ood: Vec<Trajectory> = read_jsonl(run.join("expert_held_out_eval_out_of_distribution.jsonl")).unwrap();
+    assert_eq!((held_out.len(), ood.len()), (2, 2));
+    for (split, trajectories) in [(Split::EvalInDistribution, &held_out), (Split::EvalOutOfDistribution, &ood)] {
+        let states: usize = trajectories.iter().map(|t| t.steps.len()).sum();
+        for method in METHODS {
+            let report = result.next_action_of(method.name, split).unwrap_or_else(|| panic!("{}", method.name));
+            assert_eq!(report.items, states, "{} on {split}", method.name);
+            let file = run.join("eval").join(format!("next_action_{}_{split}.json", slug(method.name)));
+            assert!(EvalRecord::load(&file).is_ok());
+        }
+    }
+    assert_eq!(result.next_action.len(), 2 * METHODS.len());
     assert_eq!(result.critic.len(), METHODS.len());
     for critic in &result.critic {
         let Evaluation::Critic(report) = &critic.evaluation else { panic!("not a critic record") };

@@ -30,13 +30,16 @@ pub struct PipelineArgs {
     /// Evaluation episodes per split (default: the whole split).
     #[arg(long)]
     pub eval_episodes: Option<usize>,
-    /// Skip the paper's controls (re-sampled pairs, matched IL steps).
+    /// Also run the paper's controls (re-sampled pairs; IL for as many extra steps as ACT took).
+    #[arg(long, conflicts_with = "no_controls")]
+    pub controls: bool,
+    /// Skip the paper's controls even where the config file asks for them.
     #[arg(long)]
     pub no_controls: bool,
     /// Train ACT on this pairs.jsonl (from another run) instead of sampling pairs from this run's π₀.
     #[arg(long)]
     pub pairs_from: Option<PathBuf>,
-    /// The model preset (`tiny`, `small-6m`, ...), trained from scratch.
+    /// The model preset (`micro`, `tiny`, `small-6m`, ...), trained from scratch.
     #[arg(long)]
     pub preset: Option<String>,
     /// The backend: flex, tch, tch-cuda:N, cuda:N.
@@ -56,6 +59,9 @@ impl PipelineArgs {
         }
         if self.eval_episodes.is_some() {
             config.eval_episodes = self.eval_episodes;
+        }
+        if self.controls {
+            config.controls = true;
         }
         if self.no_controls {
             config.controls = false;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind", deny_unknown_fields)]
 pub enum ModelSource {
-    /// A model of an act-model preset shape (`tiny`, `small-6m`, ...) trained from scratch: a BPE tokenizer is
+    /// A model of an act-model preset shape (`micro`, `tiny`, `small-6m`, ...) trained from scratch: a BPE tokenizer is
     /// trained on environment text and the base stage teaches it the environment's language.
     Preset {
         /// The preset name.
@@ -75,7 +75,7 @@ pub struct GrpoStageConfig {
 
 impl Default for SftStageConfig {
     fn default() -> Self {
-        SftStageConfig { steps: 150, batch_size: 16, lr: 3e-3 }
+        SftStageConfig { steps: 100, batch_size: 16, lr: 3e-3 }
     }
 }
 
@@ -114,11 +114,11 @@ impl Default for TrainingConfig {
         TrainingConfig {
             model: ModelSource::default(),
             backend: "flex".into(),
-            base: SftStageConfig { steps: 120, ..SftStageConfig::default() },
-            base_episodes: 200,
-            act: GrpoStageConfig { steps: 80, max_completion_tokens: 8, ..GrpoStageConfig::default() },
+            base: SftStageConfig { steps: 80, ..SftStageConfig::default() },
+            base_episodes: 100,
+            act: GrpoStageConfig { steps: 40, max_completion_tokens: 8, ..GrpoStageConfig::default() },
             il: SftStageConfig::default(),
-            rl: GrpoStageConfig { steps: 40, lr: 3e-4, ..GrpoStageConfig::default() },
+            rl: GrpoStageConfig { steps: 20, lr: 3e-4, ..GrpoStageConfig::default() },
             max_length: 768,
             checkpoint_every: 20,
         }
@@ -135,17 +135,19 @@ pub struct ExperimentConfig {
     pub k: usize,
     /// The seed every random choice flows from.
     pub seed: u64,
-    /// Evaluation episodes per split (`None`: the whole split).
+    /// Evaluation episodes per split (`None`: the whole split; 140 and 134 tasks on ALFWorld).
     pub eval_episodes: Option<usize>,
     /// The most steps per evaluation episode (`None`: the environment's budget, 50 on ALFWorld).
     pub eval_step_budget: Option<usize>,
-    /// Held-out (first evaluation split) expert trajectories whose pairs measure critic accuracy.
+    /// Held-out expert trajectories per evaluation split: their states measure next-action accuracy, and on the
+    /// first split their pairs measure critic accuracy.
     pub critic_games: usize,
     /// Episodes played in lockstep per policy call during evaluation.
     pub eval_batch_size: usize,
     /// Prompt templates.
     pub prompt_style: PromptStyle,
-    /// Whether to run the paper's controls (re-sampled pairs; IL for as many extra steps as ACT took).
+    /// Whether to run the paper's controls (re-sampled pairs; IL for as many extra steps as ACT took). Off by
+    /// default: they add about five minutes to the quickstart's ten.
     pub controls: bool,
     /// A pair file (`pairs.jsonl` of another run) to train ACT on instead of sampling pairs from this run's π₀:
     /// the paper's cross-size reuse.
@@ -157,15 +159,15 @@ pub struct ExperimentConfig {
 impl Default for ExperimentConfig {
     fn default() -> Self {
         ExperimentConfig {
-            train_games: 200,
+            train_games: 100,
             k: 4,
             seed: 0,
-            eval_episodes: None,
+            eval_episodes: Some(32),
             eval_step_budget: None,
-            critic_games: 40,
-            eval_batch_size: 64,
+            critic_games: 20,
+            eval_batch_size: 32,
             prompt_style: PromptStyle::Compact,
-            controls: true,
+            controls: false,
             pairs_from: None,
             training: TrainingConfig::default(),
         }

@@ -16,8 +16,8 @@ use act_core::{
     derive_seed, read_jsonl, write_jsonl,
 };
 use act_eval::{
-    Agent, CriticReport, EpisodeEvalConfig, EpisodeReport, EvalRecord, Evaluation, ItemEvalConfig, evaluate_critic,
-    evaluate_episodes,
+    Agent, CriticReport, EpisodeEvalConfig, EpisodeReport, EvalRecord, Evaluation, ItemEvalConfig, NextActionItem,
+    NextActionReport, evaluate_critic, evaluate_episodes, evaluate_next_action,
 };
 use act_model::{BackendKind, ChatTemplate, ModelPolicy, Qwen3Config};
 use act_pairs::{PairBuilder, PairConfig, PairMode};
@@ -76,6 +76,8 @@ pub struct ExperimentResult {
     pub dir: PathBuf,
     /// On-line evaluations: per method (and the expert and random references), per split.
     pub episodes: Vec<EvalRecord>,
+    /// Next-action accuracy on held-out expert states, per method, per split.
+    pub next_action: Vec<EvalRecord>,
     /// Critic accuracy on held-out pairs, per method.
     pub critic: Vec<EvalRecord>,
     /// The Markdown report, also in `results.md`.
@@ -90,6 +92,20 @@ impl ExperimentResult {
             _ => None,
         })
     }
+
+    /// The next-action report of `method` on held-out expert states of `split`.
+    pub fn next_action_of(&self, method: &str, split: Split) -> Option<&NextActionReport> {
+        let benchmark = next_action_benchmark(split);
+        self.next_action.iter().find_map(|r| match &r.evaluation {
+            Evaluation::NextAction(e) if e.method == method && r.benchmark.ends_with(&benchmark) => Some(e),
+            _ => None,
+        })
+    }
+}
+
+/// The benchmark label of next-action records on `split` (after the environment's name).
+fn next_action_benchmark(split: Split) -> String {
+    format!("next action ({split} expert states)")
 }
 
 /// The prompters of a run.
@@ -145,6 +161,15 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let held_out = cached_jsonl(&dir.join("expert_held_out.jsonl"), || {
         expert_trajectories(&bench.factory, held_out_split, config.critic_games, derive_seed(seed, 1))
     })?;
+    // Next-action accuracy is measured on held-out expert states of every evaluation split: the first split's are
+    // the critic trajectories, the others get their own.
+    let mut next_action_items = vec![(held_out_split, items_of(&held_out, prompts.history_len))];
+    for (i, split) in bench.eval_splits.iter().enumerate().skip(1) {
+        let trajectories = cached_jsonl(&dir.join(format!("expert_held_out_{split}.jsonl")), || {
+            expert_trajectories(&bench.factory, *split, config.critic_games, derive_seed(seed, 6 + i as u64))
+        })?;
+        next_action_items.push((*split, items_of(&trajectories, prompts.history_len)));
+    }
     let won = train.iter().filter(|t| t.outcome.won).count();
     let states: usize = train.iter().map(|t| t.steps.len()).sum();
     s.done(&format!("{won}/{} won, {states} states; {} held-out trajectories", train.len(), held_out.len()));
@@ -303,6 +328,15 @@ pub fn run_experiment<F: EnvironmentFactory>(
         .with_sampling(SamplingParams::greedy().with_max_new_tokens(t.act.max_completion_tokens).with_stop("</answer>"))
         .with_batch_size(64)
         .with_progress(true);
+    let next_action_config = |reasoning: bool| {
+        ItemEvalConfig::default()
+            .with_seed(derive_seed(seed, 22))
+            .with_prompt(prompt_config(config.prompt_style, &bench.environment, reasoning))
+            .with_sampling(SamplingParams::greedy().with_max_new_tokens(action_tokens).with_stop("</action>"))
+            .with_batch_size(64)
+            .with_progress(true)
+    };
+    let mut next_action = Vec::new();
     let mut critic_by_model: BTreeMap<&str, CriticReport> = BTreeMap::new();
     for method in METHODS.iter().filter(|m| config.controls || !m.control) {
         let dir_of_model =
@@ -324,6 +358,22 @@ pub fn run_experiment<F: EnvironmentFactory>(
             println!("  {:<30} {split}: success {:5.1}%", method.name, 100.0 * record.evaluation.headline().1.value);
             episodes.push(record);
         }
+        for (split, items) in &next_action_items {
+            let path = eval_dir.join(format!("next_action_{}_{split}.json", slug(method.name)));
+            discard_if_older(&path, &dir_of_model)?;
+            let record = cached_record(&path, || {
+                let report =
+                    evaluate_next_action(&policy as &dyn Policy, items, &next_action_config(method.reasoning))?;
+                let benchmark = format!("{} {}", bench.name, next_action_benchmark(*split));
+                Ok(EvalRecord::new(benchmark, Evaluation::NextAction(report)))
+            })?;
+            println!(
+                "  {:<30} {split}: next-action accuracy {:5.1}%",
+                method.name,
+                100.0 * record.evaluation.headline().1.value
+            );
+            next_action.push(record);
+        }
         let path = eval_dir.join(format!("critic_{}.json", slug(method.name)));
         discard_if_older(&path, &dir_of_model)?;
         let record = cached_record(&path, || {
@@ -338,6 +388,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
         critic.push(record);
     }
     let table = act_eval::render_table(&episodes)?;
+    let next_action_table = act_eval::render_table(&next_action)?;
     let critic_table = act_eval::render_table(&critic)?;
     act_eval::plot_success_by_method(
         &episodes,
@@ -348,12 +399,19 @@ pub fn run_experiment<F: EnvironmentFactory>(
 
     let markdown = format!(
         "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; greedy decoding.\n\n{table}\n\n\
+         Next-action accuracy on held-out expert states (the expert's action, exactly), in %.\n\n\
+         {next_action_table}\n\n\
          Critic accuracy on held-out pairs (expert action against a π₀ sample), in %.\n\n{critic_table}\n\n{}\n",
         bench.name,
         stage_table(&models)?
     );
     act_core::atomic_write(dir.join("results.md"), markdown.as_bytes())?;
-    Ok(ExperimentResult { dir: dir.to_owned(), episodes, critic, markdown })
+    Ok(ExperimentResult { dir: dir.to_owned(), episodes, next_action, critic, markdown })
+}
+
+/// Every expert (state, action) of `trajectories`, as next-action items.
+fn items_of(trajectories: &[act_core::Trajectory], history_len: usize) -> Vec<NextActionItem> {
+    trajectories.iter().flat_map(|t| NextActionItem::from_trajectory(t, history_len)).collect()
 }
 
 /// A file-name-safe form of a method name.

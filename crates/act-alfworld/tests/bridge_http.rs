@@ -44,12 +44,21 @@ impl Server {
             .args(["--port", "0", "--grammar", "0.3", "--games"])
             .arg(crate_dir().join("tests/data/pddl"))
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("start the AgentGym test server");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("server said: {line}")).to_owned();
+        let Some(url) = line.trim().strip_prefix("listening on ").map(str::to_owned) else {
+            // The server exited before listening: its stderr says why.
+            let mut stderr = String::new();
+            let _ = std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr);
+            let status = child.wait().map(|s| s.to_string()).unwrap_or_default();
+            panic!("the server did not start ({status}); stdout: {line:?}; stderr:\n{stderr}");
+        };
+        // Nobody reads the server's stderr from here on: drain it so a chatty server never blocks on a full pipe.
+        let mut stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
         assert!(url.starts_with("http://127.0.0.1:"), "{url}");
         Server { child, url }
     }

@@ -185,22 +185,24 @@ fn bad_setups_are_errors() {
 }
 
 /// The end-to-end check: a tiny model trained from scratch with GRPO goes from chance to >= 95% reward.
-/// About half a minute on a 2-core machine (dev profile, dependencies optimised); it stops as soon as the last five
-/// steps average >= 0.97 reward.
+/// About 20 s on a 2-core machine (dev profile, dependencies optimised); it stops as soon as the last five steps
+/// average >= 0.97 reward. At lr 3e-3 the policy turns greedy before it has explored every pair and plateaus near
+/// 87% reward (all-wrong groups carry no gradient); at 1e-3 five model seeds converged in 183-340 steps.
 #[test]
 fn learns_the_larger_number_from_scratch() {
+    const MAX_STEPS: usize = 800;
     let config = config()
         .with_group_size(8)
         .with_prompts_per_step(16)
         .with_advantage_mode(AdvantageMode::Group)
-        .with_lr(3e-3)
+        .with_lr(1e-3)
         .with_schedule(ScheduleKind::Constant, 0)
-        .with_total_steps(600);
+        .with_total_steps(MAX_STEPS);
     let mut t = trainer(config, 5);
     let before = greedy_accuracy(t.model());
     let started = std::time::Instant::now();
     let mut history = Vec::new();
-    for step in 0..600 {
+    for step in 0..MAX_STEPS {
         let m = t.step().unwrap();
         history.push(m.reward.mean);
         if step >= 10 && history[history.len() - 5..].iter().sum::<f64>() / 5.0 >= 0.97 {
@@ -219,7 +221,7 @@ fn learns_the_larger_number_from_scratch() {
         after
     );
     assert!(history[0] < 0.3, "a fresh model should be near chance, got {}", history[0]);
-    // Greedy decoding plateaus near 93% (84/90 pairs) on this budget; the criterion is the reward.
+    // The criterion is the sampled reward; greedy decoding must agree on at least 90% of the pairs.
     assert!(after >= 0.9, "greedy accuracy {after}");
     assert!(recent >= 0.95, "sampled reward {recent}");
 }

@@ -64,6 +64,19 @@ impl Qwen3Config {
         }
     }
 
+    /// Half the tiny model's width (about 50k parameters with a 1024-token vocabulary): the smaller of the two
+    /// sizes the examples use to show pairs collected by one model training another.
+    pub fn micro(vocab_size: usize) -> Self {
+        Qwen3Config {
+            hidden_size: 32,
+            intermediate_size: 64,
+            num_attention_heads: 4,
+            num_key_value_heads: 2,
+            head_dim: 8,
+            ..Self::tiny(vocab_size)
+        }
+    }
+
     /// About six million parameters with a 4096-token vocabulary: a model a laptop CPU trains in minutes.
     pub fn small_6m(vocab_size: usize) -> Self {
         Qwen3Config {
@@ -117,11 +130,12 @@ impl Qwen3Config {
         Self::qwen3_release(4096, 12_288, 36, 32, false)
     }
 
-    /// A preset by name: `tiny`, `small-6m`, `qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, `qwen3-8b`.
+    /// A preset by name: `micro`, `tiny`, `small-6m`, `qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, `qwen3-8b`.
     ///
     /// `vocab_size` applies to the two small presets only; the Qwen3 presets use Qwen's vocabulary.
     pub fn preset(name: &str, vocab_size: usize) -> Result<Self, ModelError> {
         match name {
+            "micro" => Ok(Self::micro(vocab_size)),
             "tiny" => Ok(Self::tiny(vocab_size)),
             "small-6m" => Ok(Self::small_6m(vocab_size)),
             "qwen3-0.6b" => Ok(Self::qwen3_0_6b()),
@@ -129,7 +143,7 @@ impl Qwen3Config {
             "qwen3-4b" => Ok(Self::qwen3_4b()),
             "qwen3-8b" => Ok(Self::qwen3_8b()),
             other => Err(ModelError::Config(format!(
-                "unknown preset `{other}` (expected tiny, small-6m, qwen3-0.6b, qwen3-1.7b, qwen3-4b or qwen3-8b)"
+                "unknown preset `{other}` (expected micro, tiny, small-6m, qwen3-0.6b, qwen3-1.7b, qwen3-4b or qwen3-8b)"
             ))),
         }
     }
@@ -405,7 +419,8 @@ mod tests {
 
     #[test]
     fn hf_json_round_trips() {
-        for c in [Qwen3Config::tiny(300), Qwen3Config::small_6m(4096), Qwen3Config::qwen3_8b()] {
+        for c in [Qwen3Config::micro(300), Qwen3Config::tiny(300), Qwen3Config::small_6m(4096), Qwen3Config::qwen3_8b()]
+        {
             let back = Qwen3Config::from_hf_json(&c.to_hf_json().to_string()).unwrap();
             assert_eq!(back, c);
         }
@@ -418,6 +433,8 @@ mod tests {
         assert_eq!(c.num_parameters(), 596_049_920);
         let small = Qwen3Config::small_6m(4096).num_parameters();
         assert!((5_000_000..7_000_000).contains(&small), "{small}");
+        let micro = Qwen3Config::preset("micro", 1024).unwrap().num_parameters();
+        assert!(micro < Qwen3Config::tiny(1024).num_parameters() / 2, "{micro}");
         assert!(Qwen3Config::preset("qwen3-9b", 10).is_err());
     }
 }
