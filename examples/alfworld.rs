@@ -9,8 +9,6 @@
 //!
 //! The quickstart is this example with the default config; `--help` lists the flags that override the file.
 
-use act_alfworld::{AlfworldConfig, AlfworldFactory};
-use act_core::Split;
 use act_examples::cli::{PipelineArgs, run_seeds};
 use act_examples::experiment::Benchmark;
 use clap::Parser;
@@ -25,17 +23,10 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let result = args.pipeline.experiment_config().and_then(|config| {
-        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(config.train_games.max(1)));
-        let bench = Benchmark {
-            name: "alfworld".into(),
-            environment: "the ALFRED Embodied Environment".into(),
-            factory,
-            train_split: Split::Train,
-            eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
-        };
-        run_seeds(&bench, &args.pipeline, "alfworld")
-    });
+    let result = args
+        .pipeline
+        .experiment_config()
+        .and_then(|config| run_seeds(&Benchmark::native_alfworld(config.train_games), &args.pipeline, "alfworld"));
     if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);

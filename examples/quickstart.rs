@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! cargo run --release --example quickstart                     # writes runs/quickstart/
-//! cargo run --release --example quickstart -- --seeds 0,1,2    # the 3-seed result of docs/results.md
+//! cargo run --release --example quickstart -- --seeds 0,1,2 --controls   # the 3-seed result of docs/results.md
 //! cargo run --release --example quickstart -- --help           # sizes, seeds, config file
 //! ```
 //!
@@ -11,10 +11,8 @@
 //! → tokenizer and the base stage that gives π₀ the environment's language (SFT on random-policy episodes) →
 //! critic pairs from π₀ → ACT (GRPO on comparisons) → IL (SFT) → RL (GRPO on next actions) → on-line
 //! evaluation of prompt, prompt + reasoning, ACT only, IL, ACT → IL, IL → RL, ACT → IL → RL and the controls,
-//! with critic accuracy on held-out pairs.
+//! with next-action accuracy on held-out expert states and critic accuracy on held-out pairs.
 
-use act_alfworld::{AlfworldConfig, AlfworldFactory};
-use act_core::Split;
 use act_examples::cli::{PipelineArgs, run_seeds};
 use act_examples::experiment::Benchmark;
 use clap::Parser;
@@ -29,17 +27,10 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let result = args.pipeline.experiment_config().and_then(|config| {
-        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(config.train_games.max(1)));
-        let bench = Benchmark {
-            name: "alfworld".into(),
-            environment: "the ALFRED Embodied Environment".into(),
-            factory,
-            train_split: Split::Train,
-            eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
-        };
-        run_seeds(&bench, &args.pipeline, "quickstart")
-    });
+    let result = args
+        .pipeline
+        .experiment_config()
+        .and_then(|config| run_seeds(&Benchmark::native_alfworld(config.train_games), &args.pipeline, "quickstart"));
     if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);

@@ -43,6 +43,21 @@ pub struct Benchmark<F> {
     pub eval_splits: Vec<Split>,
 }
 
+impl Benchmark<act_alfworld::AlfworldFactory> {
+    /// The native ALFWorld as the quickstart and the `alfworld` example run it: `train_games` training tasks, then
+    /// on-line evaluation on the in-distribution and out-of-distribution splits.
+    pub fn native_alfworld(train_games: usize) -> Self {
+        let config = act_alfworld::AlfworldConfig::default().with_train_size(train_games.max(1));
+        Benchmark {
+            name: "alfworld".into(),
+            environment: "the ALFRED Embodied Environment".into(),
+            factory: act_alfworld::AlfworldFactory::new(config),
+            train_split: Split::Train,
+            eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
+        }
+    }
+}
+
 /// One row of the paper's method table: which trained model acts, and with which prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Method {
