@@ -25,15 +25,48 @@ fn methods_in(results: &[ExperimentResult]) -> Vec<String> {
     names.into_iter().filter(|name| results.iter().all(|r| r.episodes.iter().any(|e| e.method() == name))).collect()
 }
 
-/// One measure of a method on a split, from one seed's result: the headline rate and the 0/1 values it pools.
-type Measure = fn(&ExperimentResult, &str, Split) -> Option<(f64, Vec<f64>)>;
-
-fn success(result: &ExperimentResult, method: &str, split: Split) -> Option<(f64, Vec<f64>)> {
-    result.episodes_of(method, split).map(|e| (e.summary.success.value, e.success_values()))
+/// What the summary measures: on-line success (paired by task) or next-action accuracy (paired by state).
+#[derive(Debug, Clone, Copy)]
+enum Metric {
+    Success,
+    NextAction,
 }
 
-fn next_action(result: &ExperimentResult, method: &str, split: Split) -> Option<(f64, Vec<f64>)> {
-    result.next_action_of(method, split).map(|e| (e.summary.accuracy.value, e.correct_values()))
+impl Metric {
+    /// The headline rate of `method` on `split` in one seed's result, and the 0/1 values it pools.
+    fn values(self, result: &ExperimentResult, method: &str, split: Split) -> Option<(f64, Vec<f64>)> {
+        match self {
+            Metric::Success => result.episodes_of(method, split).map(|e| (e.summary.success.value, e.success_values())),
+            Metric::NextAction => {
+                result.next_action_of(method, split).map(|e| (e.summary.accuracy.value, e.correct_values()))
+            }
+        }
+    }
+
+    /// The paired comparison of `a` against `b` on `split` within one seed.
+    fn compare(
+        self,
+        result: &ExperimentResult,
+        (a, b): (&str, &str),
+        split: Split,
+        bootstrap: &BootstrapConfig,
+    ) -> Result<PairedComparison, BoxError> {
+        let missing = || -> BoxError { format!("`{a}` or `{b}` was not evaluated on {split}").into() };
+        Ok(match self {
+            Metric::Success => {
+                let (Some(ra), Some(rb)) = (result.episodes_of(a, split), result.episodes_of(b, split)) else {
+                    return Err(missing());
+                };
+                compare_episodes(ra, rb, EpisodeMetric::Success, bootstrap)?
+            }
+            Metric::NextAction => {
+                let (Some(ra), Some(rb)) = (result.next_action_of(a, split), result.next_action_of(b, split)) else {
+                    return Err(missing());
+                };
+                compare_next_action(ra, rb, bootstrap)?
+            }
+        })
+    }
 }
 
 /// The Markdown summary of `results` (one per seed, same benchmark and splits) comparing `a` against `b`.
@@ -50,26 +83,27 @@ pub fn summarize(
         "## Success rate over {} seeds ({seed_list})\n\nOn-line episodes, greedy decoding. Mean over seeds ± sample \
          standard deviation, in %; then each seed's value.\n\n{}",
         seeds.len(),
-        over_seeds(results, splits, success)
+        over_seeds(results, splits, Metric::Success)
     );
     out.push_str(&format!(
         "\n## Next-action accuracy over {} seeds ({seed_list})\n\nThe expert's action, exactly, on held-out expert \
          states of each split. Mean over seeds ± sample standard deviation, in %; then each seed's value.\n\n{}",
         seeds.len(),
-        over_seeds(results, splits, next_action)
+        over_seeds(results, splits, Metric::NextAction)
     ));
-    for (title, episodes, unit) in [("success", true, "task"), ("next-action accuracy", false, "state")] {
-        let measure: Measure = if episodes { success } else { next_action };
+    for (title, metric, unit) in
+        [("success", Metric::Success, "task"), ("next-action accuracy", Metric::NextAction, "state")]
+    {
         out.push_str(&format!("\n## {a} against {b}: {title}\n\n"));
         for split in splits {
             out.push_str(&format!("**{split}.** Per seed (paired by {unit}):\n\n"));
             let (mut pooled_a, mut pooled_b) = (Vec::new(), Vec::new());
             for (result, seed) in results.iter().zip(seeds) {
                 let comparison =
-                    paired_on(result, a, b, *split, episodes, &bootstrap).map_err(|e| format!("seed {seed}: {e}"))?;
+                    metric.compare(result, (a, b), *split, &bootstrap).map_err(|e| format!("seed {seed}: {e}"))?;
                 out.push_str(&format!("- seed {seed}: {}", render_paired(a, b, &comparison)));
-                pooled_a.extend(measure(result, a, *split).map(|(_, v)| v).unwrap_or_default());
-                pooled_b.extend(measure(result, b, *split).map(|(_, v)| v).unwrap_or_default());
+                pooled_a.extend(metric.values(result, a, *split).map(|(_, v)| v).unwrap_or_default());
+                pooled_b.extend(metric.values(result, b, *split).map(|(_, v)| v).unwrap_or_default());
             }
             let pooled = paired_comparison(&pooled_a, &pooled_b, &bootstrap)?;
             out.push_str(&format!(
@@ -81,32 +115,8 @@ pub fn summarize(
     Ok(out)
 }
 
-/// The paired comparison of `a` against `b` on `split` within one seed: on-line success when `episodes`, else
-/// next-action accuracy.
-fn paired_on(
-    result: &ExperimentResult,
-    a: &str,
-    b: &str,
-    split: Split,
-    episodes: bool,
-    bootstrap: &BootstrapConfig,
-) -> Result<PairedComparison, BoxError> {
-    let missing = || format!("`{a}` or `{b}` was not evaluated on {split}");
-    Ok(if episodes {
-        let (Some(ra), Some(rb)) = (result.episodes_of(a, split), result.episodes_of(b, split)) else {
-            return Err(missing().into());
-        };
-        compare_episodes(ra, rb, EpisodeMetric::Success, bootstrap)?
-    } else {
-        let (Some(ra), Some(rb)) = (result.next_action_of(a, split), result.next_action_of(b, split)) else {
-            return Err(missing().into());
-        };
-        compare_next_action(ra, rb, bootstrap)?
-    })
-}
-
-/// A table of `measure` per method (rows) and split (columns) over the seeds' results.
-fn over_seeds(results: &[ExperimentResult], splits: &[Split], measure: Measure) -> String {
+/// A table of `metric` per method (rows) and split (columns) over the seeds' results.
+fn over_seeds(results: &[ExperimentResult], splits: &[Split], metric: Metric) -> String {
     let mut out = "| method |".to_owned();
     for split in splits {
         out.push_str(&format!(" {split} | {split} per seed |"));
@@ -115,13 +125,13 @@ fn over_seeds(results: &[ExperimentResult], splits: &[Split], measure: Measure) 
     out.push_str(&"---:|---|".repeat(splits.len()));
     out.push('\n');
     for method in methods_in(results) {
-        if splits.iter().all(|split| results.iter().all(|r| measure(r, &method, *split).is_none())) {
+        if splits.iter().all(|split| results.iter().all(|r| metric.values(r, &method, *split).is_none())) {
             continue;
         }
         out.push_str(&format!("| {method} |"));
         for split in splits {
             let values: Vec<f64> =
-                results.iter().filter_map(|r| measure(r, &method, *split)).map(|(v, _)| 100.0 * v).collect();
+                results.iter().filter_map(|r| metric.values(r, &method, *split)).map(|(v, _)| 100.0 * v).collect();
             let (mean, sd) = mean_sd(&values);
             let each: Vec<String> = values.iter().map(|v| format!("{v:.1}")).collect();
             out.push_str(&format!(" {mean:.1} ± {sd:.1} | {} |", each.join(" / ")));
