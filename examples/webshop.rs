@@ -31,6 +31,7 @@ fn main() {
             factory: WebShopFactory::new(world, EnvConfig::default()),
             train_split: Split::Train,
             eval_splits: vec![Split::Test],
+            show_admissible: true,
         };
         run_seeds(&bench, &args.pipeline, "webshop")
     });

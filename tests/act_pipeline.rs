@@ -18,6 +18,7 @@ fn bench() -> Benchmark<AlfworldFactory> {
         factory: AlfworldFactory::new(AlfworldConfig::default().with_train_size(8)),
         train_split: Split::Train,
         eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
+        show_admissible: true,
     }
 }
 

@@ -243,4 +243,19 @@ mod tests {
         assert!(bad.validate().is_err());
         ExperimentConfig::default().validate().unwrap();
     }
+
+    #[test]
+    fn every_shipped_config_reads_and_validates() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/configs");
+        let mut count = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "json") {
+                let config = ExperimentConfig::from_json_file(&path).unwrap();
+                config.validate().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                count += 1;
+            }
+        }
+        assert!(count >= 6, "{count} configs in {}", dir.display());
+    }
 }

@@ -41,6 +41,9 @@ pub struct Benchmark<F> {
     pub train_split: Split,
     /// The splits evaluated on-line (the first also supplies the held-out critic pairs).
     pub eval_splits: Vec<Split>,
+    /// Whether prompts list the admissible actions (ScienceWorld's hundreds of valid actions per state do not fit
+    /// a prompt; its agents read the action templates in the task instead).
+    pub show_admissible: bool,
 }
 
 impl Benchmark<act_alfworld::AlfworldFactory> {
@@ -54,6 +57,7 @@ impl Benchmark<act_alfworld::AlfworldFactory> {
             factory: act_alfworld::AlfworldFactory::new(config),
             train_split: Split::Train,
             eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
+            show_admissible: true,
         }
     }
 }
@@ -156,9 +160,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let seed = config.seed;
     let t = &config.training;
     let backend: BackendKind = t.backend.parse()?;
-    let plain_config = prompt_config(config.prompt_style, &bench.environment, false);
+    let prompt_of = |reasoning: bool| {
+        prompt_config(config.prompt_style, &bench.environment, reasoning).with_show_admissible(bench.show_admissible)
+    };
+    let plain_config = prompt_of(false);
     let prompts = Prompts {
-        reasoning: Prompter::new(prompt_config(config.prompt_style, &bench.environment, true))?,
+        reasoning: Prompter::new(prompt_of(true))?,
         history_len: plain_config.history_len,
         plain: Prompter::new(plain_config.clone())?,
     };
@@ -313,7 +320,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let mut episodes = Vec::new();
     let mut critic = Vec::new();
     let episode_config = |split: Split, reasoning: bool| {
-        let prompt = prompt_config(config.prompt_style, &bench.environment, reasoning);
+        let prompt = prompt_of(reasoning);
         let mut c = EpisodeEvalConfig::new(split)
             .with_seed(derive_seed(seed, 20))
             .with_prompt(prompt)
@@ -339,14 +346,14 @@ pub fn run_experiment<F: EnvironmentFactory>(
     }
     let critic_config = ItemEvalConfig::default()
         .with_seed(derive_seed(seed, 21))
-        .with_prompt(prompt_config(config.prompt_style, &bench.environment, true))
+        .with_prompt(prompt_of(true))
         .with_sampling(SamplingParams::greedy().with_max_new_tokens(t.act.max_completion_tokens).with_stop("</answer>"))
         .with_batch_size(64)
         .with_progress(true);
     let next_action_config = |reasoning: bool| {
         ItemEvalConfig::default()
             .with_seed(derive_seed(seed, 22))
-            .with_prompt(prompt_config(config.prompt_style, &bench.environment, reasoning))
+            .with_prompt(prompt_of(reasoning))
             .with_sampling(SamplingParams::greedy().with_max_new_tokens(action_tokens).with_stop("</action>"))
             .with_batch_size(64)
             .with_progress(true)
@@ -403,6 +410,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
         critic.push(record);
     }
     let table = act_eval::render_table(&episodes)?;
+    let score_table = score_table(&episodes);
     let next_action_table = act_eval::render_table(&next_action)?;
     let critic_table = act_eval::render_table(&critic)?;
     act_eval::plot_success_by_method(
@@ -414,6 +422,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
 
     let markdown = format!(
         "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; greedy decoding.\n\n{table}\n\n\
+         Mean final score of the same episodes, in the environment's units (ScienceWorld 0-100, WebShop reward \
+         0-1, ALFWorld 0/1), 95% bootstrap interval.\n\n{score_table}\n\n\
          Next-action accuracy on held-out expert states (the expert's action, exactly), in %.\n\n\
          {next_action_table}\n\n\
          Critic accuracy on held-out pairs (expert action against a π₀ sample), in %.\n\n{critic_table}\n\n{}\n",
@@ -422,6 +432,44 @@ pub fn run_experiment<F: EnvironmentFactory>(
     );
     act_core::atomic_write(dir.join("results.md"), markdown.as_bytes())?;
     Ok(ExperimentResult { dir: dir.to_owned(), episodes, next_action, critic, markdown })
+}
+
+/// The mean final score of every episode record, one row per method and one column per split.
+fn score_table(episodes: &[EvalRecord]) -> String {
+    let reports: Vec<&EpisodeReport> = episodes
+        .iter()
+        .filter_map(|r| match &r.evaluation {
+            Evaluation::Episodes(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    let mut methods: Vec<&str> = Vec::new();
+    let mut splits: Vec<Split> = Vec::new();
+    for report in &reports {
+        if !methods.contains(&report.method.as_str()) {
+            methods.push(&report.method);
+        }
+        if !splits.contains(&report.config.split) {
+            splits.push(report.config.split);
+        }
+    }
+    let mut out = format!(
+        "| method |{}\n|---|{}\n",
+        splits.iter().map(|s| format!(" {s} |")).collect::<String>(),
+        "---:|".repeat(splits.len())
+    );
+    for method in methods {
+        out.push_str(&format!("| {method} |"));
+        for split in &splits {
+            let cell = reports.iter().find(|r| r.method == method && r.config.split == *split).map_or_else(
+                || "–".to_owned(),
+                |r| format!("{:.2} ± {:.2}", r.summary.score.value, r.summary.score.ci.half_width()),
+            );
+            out.push_str(&format!(" {cell} |"));
+        }
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
 }
 
 /// Every expert (state, action) of `trajectories`, as next-action items.

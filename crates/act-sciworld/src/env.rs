@@ -9,7 +9,7 @@ use crate::error::SciWorldError;
 use crate::locate::JarLocation;
 use crate::process::JvmOptions;
 use crate::simulator::{Simulator, StepResult};
-use crate::tasks::{is_electrical, parse_task_id, split_variations, task_id};
+use crate::tasks::{TaskOrder, is_electrical, order_members, parse_task_id, split_variations, task_id};
 
 /// The environment's name in trajectories and reports.
 pub const ENV_NAME: &str = "sciworld";
@@ -38,6 +38,8 @@ pub struct SciWorldConfig {
     pub gold_path: bool,
     /// Restrict [`TaskRef::Index`] enumeration to these task names; `None` for all 30.
     pub tasks: Option<Vec<String>>,
+    /// How [`TaskRef::Index`] numbers a split's (task, variation) pairs.
+    pub order: TaskOrder,
 }
 
 impl Default for SciWorldConfig {
@@ -50,6 +52,7 @@ impl Default for SciWorldConfig {
             admissible_actions: true,
             gold_path: false,
             tasks: None,
+            order: TaskOrder::TaskMajor,
         }
     }
 }
@@ -88,6 +91,12 @@ impl SciWorldConfig {
     /// Turns gold-path planning at every reset on or off.
     pub fn with_gold_path(mut self, on: bool) -> Self {
         self.gold_path = on;
+        self
+    }
+
+    /// Numbers a split's (task, variation) pairs in this order.
+    pub fn with_order(mut self, order: TaskOrder) -> Self {
+        self.order = order;
         self
     }
 
@@ -135,14 +144,10 @@ impl Catalog {
         Ok(Self { tasks, all_names, simplifications })
     }
 
-    fn split_members(&self, split: Split) -> Option<Vec<(String, usize)>> {
-        let mut members = Vec::new();
-        for (name, n) in &self.tasks {
-            for v in split_variations(*n, split)? {
-                members.push((name.clone(), v));
-            }
-        }
-        Some(members)
+    fn split_members(&self, split: Split, order: TaskOrder) -> Option<Vec<(String, usize)>> {
+        let per_task: Option<Vec<(String, Vec<usize>)>> =
+            self.tasks.iter().map(|(name, n)| Some((name.clone(), split_variations(*n, split)?))).collect();
+        Some(order_members(&per_task?, order))
     }
 }
 
@@ -226,7 +231,7 @@ impl SciWorldEnv {
 
     /// The (task, variation) pairs of `split`, in the order [`TaskRef::Index`] numbers them.
     pub fn split_members(&self, split: Split) -> Result<Vec<(String, usize)>, EnvError> {
-        self.catalog.split_members(split).ok_or(EnvError::UnsupportedSplit(split))
+        self.catalog.split_members(split, self.config.order).ok_or(EnvError::UnsupportedSplit(split))
     }
 
     /// How many times the JVM was restarted after dying.

@@ -57,4 +57,4 @@ pub use gold::{NextActionItem, gold_trajectories, gold_trajectory, next_action_d
 pub use locate::JarLocation;
 pub use process::JvmOptions;
 pub use simulator::{Simulator, StepResult, UNKNOWN_ACTION};
-pub use tasks::{TASKS, TaskSpec};
+pub use tasks::{TASKS, TaskOrder, TaskSpec};

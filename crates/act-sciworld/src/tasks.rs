@@ -109,6 +109,33 @@ pub fn split_variations(max_variations: usize, split: Split) -> Option<Vec<usize
     }
 }
 
+/// How [`TaskRef::Index`](act_core::TaskRef::Index) numbers the (task, variation) pairs of a split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskOrder {
+    /// Every variation of the first task, then of the second, ... (the jar's own listing).
+    #[default]
+    TaskMajor,
+    /// The first variation of every task, then the second of every task, ...: the first `n` indices spread over
+    /// the tasks, so a run on `n` tasks does not see only the first task.
+    RoundRobin,
+}
+
+/// The (task, variation) pairs of `per_task` (each task's variations, in order), numbered as `order` says.
+pub fn order_members(per_task: &[(String, Vec<usize>)], order: TaskOrder) -> Vec<(String, usize)> {
+    match order {
+        TaskOrder::TaskMajor => {
+            per_task.iter().flat_map(|(name, vs)| vs.iter().map(move |&v| (name.clone(), v))).collect()
+        }
+        TaskOrder::RoundRobin => {
+            let rounds = per_task.iter().map(|(_, vs)| vs.len()).max().unwrap_or(0);
+            (0..rounds)
+                .flat_map(|round| per_task.iter().filter_map(move |(name, vs)| Some((name.clone(), *vs.get(round)?))))
+                .collect()
+        }
+    }
+}
+
 /// A task-variation identifier: `<task name>-var<variation>` (for example `boil-var12`).
 pub fn task_id(task_name: &str, variation: usize) -> String {
     format!("{task_name}-var{variation}")
@@ -155,7 +182,36 @@ mod tests {
         assert_eq!(parse_task_id("boil-varx"), None);
     }
 
+    #[test]
+    fn round_robin_interleaves_tasks() {
+        let per_task =
+            vec![("a".to_string(), vec![0, 1, 2]), ("b".to_string(), vec![5]), ("c".to_string(), vec![7, 8])];
+        let names = |order| -> Vec<String> {
+            order_members(&per_task, order).into_iter().map(|(n, v)| format!("{n}{v}")).collect()
+        };
+        assert_eq!(names(TaskOrder::TaskMajor), ["a0", "a1", "a2", "b5", "c7", "c8"]);
+        assert_eq!(names(TaskOrder::RoundRobin), ["a0", "b5", "c7", "a1", "c8", "a2"]);
+    }
+
     proptest! {
+        #[test]
+        fn round_robin_is_a_permutation_that_starts_with_every_task(
+            counts in proptest::collection::vec(0usize..6, 0..8),
+        ) {
+            let per_task: Vec<(String, Vec<usize>)> =
+                counts.iter().enumerate().map(|(t, &n)| (format!("t{t}"), (0..n).collect())).collect();
+            let major = order_members(&per_task, TaskOrder::TaskMajor);
+            let robin = order_members(&per_task, TaskOrder::RoundRobin);
+            let (mut a, mut b) = (major.clone(), robin.clone());
+            a.sort();
+            b.sort();
+            prop_assert_eq!(a, b);
+            let non_empty = counts.iter().filter(|&&n| n > 0).count();
+            let mut first: Vec<&String> = robin.iter().take(non_empty).map(|(n, _)| n).collect();
+            first.dedup();
+            prop_assert_eq!(first.len(), non_empty);
+        }
+
         #[test]
         fn splits_are_disjoint_ordered_and_in_range(n in 0usize..2000) {
             let [train, dev, test] = variation_splits(n);

@@ -262,6 +262,27 @@ fn expert_actions_and_next_action_items() {
 }
 
 #[test]
+fn round_robin_order_spreads_the_first_indices_over_the_tasks() {
+    let tasks = ["find-animal", "find-plant"];
+    let config = lean().with_tasks(tasks).with_order(act_sciworld::TaskOrder::RoundRobin);
+    let Some(mut env) = env_or_skip("round_robin_order_spreads_the_first_indices_over_the_tasks", config) else {
+        return;
+    };
+    let members = env.split_members(Split::Train).unwrap();
+    let plants = env.variations("find-plant", Split::Train).unwrap();
+    let animals = env.variations("find-animal", Split::Train).unwrap();
+    // Paper order: find-plant (4-3) first, then find-animal (4-4), alternating.
+    assert_eq!(members[0], ("find-plant".to_string(), plants[0]));
+    assert_eq!(members[1], ("find-animal".to_string(), animals[0]));
+    assert_eq!(members[2], ("find-plant".to_string(), plants[1]));
+    assert_eq!(members.len(), plants.len() + animals.len());
+    assert_eq!(env.num_tasks(Split::Train).unwrap(), members.len());
+    let reset = env.reset(&TaskRef::index(Split::Train, 1), 0).unwrap();
+    assert_eq!(env.current_variation(), Some(("find-animal", animals[0])));
+    assert!(!reset.observation.as_str().is_empty());
+}
+
+#[test]
 fn random_admissible_walks_keep_the_environment_invariants() {
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
