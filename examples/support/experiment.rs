@@ -41,8 +41,8 @@ pub struct Benchmark<F> {
     pub train_split: Split,
     /// The splits evaluated on-line (the first also supplies the held-out critic pairs).
     pub eval_splits: Vec<Split>,
-    /// Whether prompts list the admissible actions (ScienceWorld's hundreds of valid actions per state do not fit
-    /// a prompt; its agents read the action templates in the task instead).
+    /// Whether prompts list the admissible actions (off for ScienceWorld, whose several hundred valid actions per
+    /// state do not fit a prompt).
     pub show_admissible: bool,
 }
 
