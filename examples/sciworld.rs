@@ -11,10 +11,9 @@
 //! small run still sees every task. Prompts do not list the valid actions: ScienceWorld has several hundred per
 //! state (417 at the start of every task we measured, 115 with `easy`).
 
-use act_core::Split;
 use act_examples::cli::{PipelineArgs, run_seeds};
 use act_examples::experiment::Benchmark;
-use act_sciworld::{SciWorldConfig, SciWorldFactory, TaskOrder};
+use act_sciworld::SciWorldConfig;
 use clap::Parser;
 
 /// The ACT pipeline on ScienceWorld.
@@ -40,21 +39,13 @@ fn main() {
     let mut env = SciWorldConfig::default()
         .with_simplifications(args.simplifications.clone())
         .with_step_limit(args.step_limit)
-        .with_order(TaskOrder::RoundRobin)
         // Valid actions feed the random exploration that gives π₀ the environment's language, and the
         // admissibility terms of the rewards. (The expert's gold path is planned at its first step on demand.)
         .with_admissible_actions(true);
     if !args.tasks.is_empty() {
         env = env.with_tasks(args.tasks.iter().map(|t| t.trim().to_owned()));
     }
-    let bench = Benchmark {
-        name: "sciworld".into(),
-        environment: "ScienceWorld".into(),
-        factory: SciWorldFactory::new(env),
-        train_split: Split::Train,
-        eval_splits: vec![Split::Test],
-        show_admissible: false,
-    };
+    let bench = Benchmark::sciworld(env);
     if let Err(err) = run_seeds(&bench, &args.pipeline, "sciworld") {
         eprintln!("error: {err}");
         std::process::exit(1);

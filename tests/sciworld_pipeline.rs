@@ -7,7 +7,7 @@
 use act_core::{Split, Trajectory, read_jsonl};
 use act_examples::config::{ExperimentConfig, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
 use act_examples::experiment::{Benchmark, run_experiment};
-use act_sciworld::{JarLocation, SciWorldConfig, SciWorldFactory, TaskOrder};
+use act_sciworld::{JarLocation, SciWorldConfig};
 
 fn jar_available(test: &str) -> bool {
     let java = std::process::Command::new("java").arg("-version").output().is_ok_and(|o| o.status.success());
@@ -31,16 +31,8 @@ fn the_pipeline_runs_on_scienceworld() {
     let env = SciWorldConfig::default()
         .with_tasks(["find-plant", "find-animal"])
         .with_simplifications("easy")
-        .with_order(TaskOrder::RoundRobin)
         .with_step_limit(30);
-    let bench = Benchmark {
-        name: "sciworld".into(),
-        environment: "ScienceWorld".into(),
-        factory: SciWorldFactory::new(env),
-        train_split: Split::Train,
-        eval_splits: vec![Split::Test],
-        show_admissible: false,
-    };
+    let bench = Benchmark::sciworld(env);
     let sft = SftStageConfig { steps: 2, batch_size: 2, lr: 3e-3 };
     let grpo = GrpoStageConfig { steps: 1, prompts_per_step: 2, group_size: 2, lr: 1e-3, max_completion_tokens: 4 };
     let config = ExperimentConfig {

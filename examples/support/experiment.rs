@@ -62,6 +62,22 @@ impl Benchmark<act_alfworld::AlfworldFactory> {
     }
 }
 
+impl Benchmark<act_sciworld::SciWorldFactory> {
+    /// ScienceWorld as the `sciworld` example runs it: the split's variations numbered round-robin over the tasks of
+    /// `config` (so the first `train_games` cover every task), training on train, evaluation on test, and prompts
+    /// without the valid-action list (several hundred entries per state).
+    pub fn sciworld(config: act_sciworld::SciWorldConfig) -> Self {
+        Benchmark {
+            name: "sciworld".into(),
+            environment: "ScienceWorld".into(),
+            factory: act_sciworld::SciWorldFactory::new(config.with_order(act_sciworld::TaskOrder::RoundRobin)),
+            train_split: Split::Train,
+            eval_splits: vec![Split::Test],
+            show_admissible: false,
+        }
+    }
+}
+
 /// One row of the paper's method table: which trained model acts, and with which prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Method {
@@ -410,7 +426,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
         critic.push(record);
     }
     let table = act_eval::render_table(&episodes)?;
-    let score_table = score_table(&episodes);
+    let score_table = act_eval::render_score_table(&episodes)?;
     let next_action_table = act_eval::render_table(&next_action)?;
     let critic_table = act_eval::render_table(&critic)?;
     act_eval::plot_success_by_method(
@@ -432,44 +448,6 @@ pub fn run_experiment<F: EnvironmentFactory>(
     );
     act_core::atomic_write(dir.join("results.md"), markdown.as_bytes())?;
     Ok(ExperimentResult { dir: dir.to_owned(), episodes, next_action, critic, markdown })
-}
-
-/// The mean final score of every episode record, one row per method and one column per split.
-fn score_table(episodes: &[EvalRecord]) -> String {
-    let reports: Vec<&EpisodeReport> = episodes
-        .iter()
-        .filter_map(|r| match &r.evaluation {
-            Evaluation::Episodes(e) => Some(e),
-            _ => None,
-        })
-        .collect();
-    let mut methods: Vec<&str> = Vec::new();
-    let mut splits: Vec<Split> = Vec::new();
-    for report in &reports {
-        if !methods.contains(&report.method.as_str()) {
-            methods.push(&report.method);
-        }
-        if !splits.contains(&report.config.split) {
-            splits.push(report.config.split);
-        }
-    }
-    let mut out = format!(
-        "| method |{}\n|---|{}\n",
-        splits.iter().map(|s| format!(" {s} |")).collect::<String>(),
-        "---:|".repeat(splits.len())
-    );
-    for method in methods {
-        out.push_str(&format!("| {method} |"));
-        for split in &splits {
-            let cell = reports.iter().find(|r| r.method == method && r.config.split == *split).map_or_else(
-                || "–".to_owned(),
-                |r| format!("{:.2} ± {:.2}", r.summary.score.value, r.summary.score.ci.half_width()),
-            );
-            out.push_str(&format!(" {cell} |"));
-        }
-        out.push('\n');
-    }
-    out.trim_end().to_owned()
 }
 
 /// Every expert (state, action) of `trajectories`, as next-action items.

@@ -82,5 +82,7 @@ pub use error::EvalError;
 pub use next_action::{NextActionItem, NextActionReport, NextActionResult, NextActionSummary, evaluate_next_action};
 pub use paired::{EpisodeMetric, compare_critic, compare_episodes, compare_next_action};
 pub use plot::{MetricsRow, plot_success_by_method, plot_training_curves, read_metrics};
-pub use report::{EvalRecord, Evaluation, RECORD_FORMAT, render_paired, render_table, render_table_with};
+pub use report::{
+    EvalRecord, Evaluation, RECORD_FORMAT, render_paired, render_score_table, render_table, render_table_with,
+};
 pub use stats::{BootstrapConfig, Estimate, Interval, PairedComparison};

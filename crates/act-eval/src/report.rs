@@ -222,10 +222,32 @@ pub fn render_table(records: &[EvalRecord]) -> Result<String, EvalError> {
     render_table_with(records, |record| Some(record.evaluation.headline().1))
 }
 
-/// [`render_table`] with the cell's estimate chosen by `metric` (say, the mean score of episodes); `None` shows "–".
+/// [`render_table`] with the cell's rate chosen by `metric` (say, an episode report's unparseable-output rate);
+/// `None` shows "–".
 pub fn render_table_with<'a>(
     records: &'a [EvalRecord],
     metric: impl Fn(&'a EvalRecord) -> Option<&'a Estimate>,
+) -> Result<String, EvalError> {
+    render_cells(records, |record| {
+        metric(record).map(|e| format!("{:.1} ± {:.1}", e.value * 100.0, e.ci.half_width() * 100.0))
+    })
+}
+
+/// The table of [`render_table`] for the episode records' mean final score, in the environment's own units
+/// (ScienceWorld 0-100, WebShop reward 0-1), "mean ± half-width of its bootstrap interval"; other records show "–".
+pub fn render_score_table(records: &[EvalRecord]) -> Result<String, EvalError> {
+    render_cells(records, |record| match &record.evaluation {
+        Evaluation::Episodes(e) => {
+            Some(format!("{:.2} ± {:.2}", e.summary.score.value, e.summary.score.ci.half_width()))
+        }
+        _ => None,
+    })
+}
+
+/// The method x benchmark table with each record's cell written by `cell`.
+fn render_cells<'a>(
+    records: &'a [EvalRecord],
+    cell: impl Fn(&'a EvalRecord) -> Option<String>,
 ) -> Result<String, EvalError> {
     let mut methods: Vec<&str> = Vec::new();
     let mut benchmarks: Vec<&str> = Vec::new();
@@ -254,9 +276,7 @@ pub fn render_table_with<'a>(
                         "two records of method `{method}` on benchmark `{benchmark}`"
                     )));
                 }
-                (Some(record), None) => metric(record)
-                    .map(|e| format!("{:.1} ± {:.1}", e.value * 100.0, e.ci.half_width() * 100.0))
-                    .unwrap_or_else(|| "–".to_owned()),
+                (Some(record), None) => cell(record).unwrap_or_else(|| "–".to_owned()),
                 _ => "–".to_owned(),
             };
             let _ = write!(out, " {cell} |");

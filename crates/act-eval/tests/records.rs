@@ -124,3 +124,17 @@ fn markdown_and_the_comparison_table() {
     assert_eq!(lines[3], format!("| random-admissible | {cell} | {cell} |"));
     assert!(render_table(&[expert.clone(), expert]).unwrap_err().to_string().contains("two records"));
 }
+
+#[test]
+fn the_score_table_keeps_the_environments_units() {
+    let expert = record(None);
+    let random = record(Some(&RandomAdmissiblePolicy::new()));
+    let table = render_score_table(&[expert.clone(), random.clone()]).unwrap();
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines[0], "| method | doors test |");
+    let Evaluation::Episodes(e) = &random.evaluation else { panic!("an episode record") };
+    let s = &e.summary.score;
+    assert_eq!(lines[3], format!("| random-admissible | {:.2} ± {:.2} |", s.value, s.ci.half_width()));
+    let Evaluation::Episodes(e) = &expert.evaluation else { panic!("an episode record") };
+    assert_eq!(lines[2], format!("| expert | {:.2} ± 0.00 |", e.summary.score.value));
+}
