@@ -277,6 +277,11 @@ pub struct RunConfig {
     pub logprob_chunk: usize,
     /// Show a progress bar in [`train`](crate::GrpoTrainer::train).
     pub progress_bar: bool,
+    /// Shards of each micro-batch whose forward and backward passes run at the same time, on replicas of the
+    /// model (see [`act_model::parallel`]); 0 picks [`act_model::parallel::default_shards`]: the rayon thread
+    /// count on flex (CPU), 1 on libtorch and CUDA. Results depend on the number, so set it to reproduce a
+    /// run on a machine with another core count.
+    pub data_parallel_shards: usize,
 }
 
 impl Default for RunConfig {
@@ -288,11 +293,21 @@ impl Default for RunConfig {
             max_consecutive_nonfinite: 5,
             logprob_chunk: 128,
             progress_bar: false,
+            data_parallel_shards: 0,
         }
     }
 }
 
 impl RunConfig {
+    /// The shards per micro-batch on `device`: [`data_parallel_shards`](Self::data_parallel_shards), or the
+    /// device's default when it is 0.
+    pub fn shards_on(&self, device: &burn::prelude::Device) -> usize {
+        match self.data_parallel_shards {
+            0 => act_model::parallel::default_shards(device),
+            n => n,
+        }
+    }
+
     fn validate(&self) -> Result<(), GrpoError> {
         if self.total_steps == 0 {
             return Err(GrpoError::Config("total_steps must be positive".into()));
@@ -526,6 +541,12 @@ impl GrpoConfig {
         self
     }
 
+    /// Sets the shards of each micro-batch run at the same time (0: the device's default).
+    pub fn with_data_parallel_shards(mut self, shards: usize) -> Self {
+        self.run.data_parallel_shards = shards;
+        self
+    }
+
     /// Sets the total number of trainer steps.
     pub fn with_total_steps(mut self, steps: usize) -> Self {
         self.run.total_steps = steps;
@@ -649,6 +670,12 @@ impl SftConfig {
     /// Sets the seed.
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.run.seed = seed;
+        self
+    }
+
+    /// Sets the shards of each micro-batch run at the same time (0: the device's default).
+    pub fn with_data_parallel_shards(mut self, shards: usize) -> Self {
+        self.run.data_parallel_shards = shards;
         self
     }
 

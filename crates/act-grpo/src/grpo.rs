@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use act_core::{ActRng, GrpoSample, RewardFn, RngState, derive_seed, rng_from_seed};
+use act_model::parallel::shard_gradients;
 use act_model::policy::cut_after_stop;
 use act_model::{ChatTemplate, ChatTokenizer, Generation, GenerationConfig, Qwen3, Sampler, StopCondition, generate};
 use burn::module::Module;
-use burn::optim::{GradientsAccumulator, GradientsParams};
+use burn::optim::GradientsAccumulator;
 use burn::prelude::*;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -418,10 +419,11 @@ impl GrpoTrainer {
 
     /// `mu` optimisation passes over the sequences (prompt + completion, with the prompt length).
     fn optimise(&mut self, sequences: &[(Vec<u32>, usize)], advantages: &[f64]) -> Result<Training, GrpoError> {
+        let shards = self.config.run.shards_on(&self.model.device());
         let micro = build_micro_batches(
             sequences,
             advantages,
-            self.config.grad_accumulation_steps,
+            self.config.grad_accumulation_steps * shards,
             self.tokenizer.end_of_text_id(),
         )?;
         let totals = BatchTotals {
@@ -449,7 +451,6 @@ impl GrpoTrainer {
             stored.push((old, reference));
         }
 
-        let device = self.model.device();
         let mut out = Training {
             stats: LossStats::default(),
             entropy: 0.0,
@@ -462,33 +463,43 @@ impl GrpoTrainer {
             let mut accumulator = GradientsAccumulator::new();
             let mut pass_stats = LossStats::default();
             let mut finite = true;
-            for (m, (old, reference)) in micro.iter().zip(&stored) {
-                let first = pass == 0;
-                let current = token_log_probs(&self.model, &m.batch, m.start, chunk, temperature, first)?;
-                let width = m.width;
-                let host = |v: &Vec<f32>| Tensor::<2>::from_data(TensorData::new(v.clone(), [m.rows, width]), &device);
-                let mask = host(&m.mask);
-                if let Some(entropy) = current.entropy {
-                    entropy_sum += (entropy * mask.clone()).sum().into_scalar::<f32>() as f64;
+            let first = pass == 0;
+            let loss_config = &self.config.loss;
+            let items: Vec<_> = micro.iter().zip(&stored).collect();
+            // Each group of `shards` micro-batches runs at once; together they are one accumulation step.
+            'groups: for group in items.chunks(shards) {
+                let parts = shard_gradients(&self.model, group, |model, &(m, (old, reference))| {
+                    let device = model.device();
+                    let current = token_log_probs(model, &m.batch, m.start, chunk, temperature, first)?;
+                    let width = m.width;
+                    let host =
+                        |v: &Vec<f32>| Tensor::<2>::from_data(TensorData::new(v.clone(), [m.rows, width]), &device);
+                    let mask = host(&m.mask);
+                    let entropy = current.entropy.map(|e| (e * mask.clone()).sum().into_scalar::<f32>() as f64);
+                    let inputs = LossInputs {
+                        old_log_probs: match old {
+                            Some(old) => host(old),
+                            None => current.log_probs.clone().detach(),
+                        },
+                        log_probs: current.log_probs,
+                        ref_log_probs: reference.as_ref().map(host),
+                        advantages: Tensor::from_data(TensorData::new(m.advantages.clone(), [m.rows]), &device),
+                        mask,
+                    };
+                    let loss = grpo_loss(inputs, loss_config, totals)?;
+                    let finite = loss.stats.loss.is_finite();
+                    Ok::<_, GrpoError>((finite.then_some(loss.loss), (loss.stats, entropy)))
+                })?;
+                for part in parts {
+                    let (stats, entropy) = part.output;
+                    entropy_sum += entropy.unwrap_or(0.0);
+                    let Some(grads) = part.grads else {
+                        finite = false;
+                        break 'groups;
+                    };
+                    pass_stats.merge(&stats);
+                    accumulator.accumulate(&self.model, grads);
                 }
-                let inputs = LossInputs {
-                    old_log_probs: match old {
-                        Some(old) => host(old),
-                        None => current.log_probs.clone().detach(),
-                    },
-                    log_probs: current.log_probs,
-                    ref_log_probs: reference.as_ref().map(host),
-                    advantages: Tensor::from_data(TensorData::new(m.advantages.clone(), [m.rows]), &device),
-                    mask,
-                };
-                let loss = grpo_loss(inputs, &self.config.loss, totals)?;
-                if !loss.stats.loss.is_finite() {
-                    finite = false;
-                    break;
-                }
-                pass_stats.merge(&loss.stats);
-                let grads = GradientsParams::from_grads(loss.loss.backward(), &self.model);
-                accumulator.accumulate(&self.model, grads);
             }
             out.last = if finite {
                 let (model, outcome) = self.updater.apply(self.model.clone(), accumulator.grads(), self.step + 1)?;

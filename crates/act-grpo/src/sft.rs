@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use act_core::{ActRng, RngState, SftSample, rng_from_seed};
+use act_model::parallel::shard_gradients;
 use act_model::{ChatTemplate, ChatTokenizer, Qwen3};
 use burn::module::Module;
-use burn::optim::{GradientsAccumulator, GradientsParams};
+use burn::optim::GradientsAccumulator;
 use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -228,26 +229,33 @@ impl SftTrainer {
         let batch: Vec<&SftSample> = indices.iter().map(|&i| &self.samples[i]).collect();
         let sequences = self.encode(&batch)?;
         let zeros = vec![0.0; sequences.len()];
+        let shards = self.config.run.shards_on(&self.model.device());
         let micro = build_micro_batches(
             &sequences,
             &zeros,
-            self.config.grad_accumulation_steps,
+            self.config.grad_accumulation_steps * shards,
             self.tokenizer.end_of_text_id(),
         )?;
         let total_tokens: usize = micro.iter().map(|m| m.tokens).sum();
+        let chunk = self.config.run.logprob_chunk;
         let mut accumulator = GradientsAccumulator::new();
         let mut loss_sum = 0.0;
         let mut finite = true;
-        for m in &micro {
-            let loss = masked_nll_sum(&self.model, m, self.config.run.logprob_chunk)?.div_scalar(total_tokens as f64);
-            let value = loss.clone().into_scalar::<f32>() as f64;
-            if !value.is_finite() {
-                finite = false;
-                break;
+        // Each group of `shards` micro-batches runs at once; together they are one accumulation step.
+        'groups: for group in micro.chunks(shards) {
+            let parts = shard_gradients(&self.model, group, |model, m| {
+                let loss = masked_nll_sum(model, m, chunk)?.div_scalar(total_tokens as f64);
+                let value = loss.clone().into_scalar::<f32>() as f64;
+                Ok::<_, GrpoError>((value.is_finite().then_some(loss), value))
+            })?;
+            for part in parts {
+                let Some(grads) = part.grads else {
+                    finite = false;
+                    break 'groups;
+                };
+                loss_sum += part.output;
+                accumulator.accumulate(&self.model, grads);
             }
-            loss_sum += value;
-            let grads = GradientsParams::from_grads(loss.backward(), &self.model);
-            accumulator.accumulate(&self.model, grads);
         }
         let outcome = if finite {
             let (model, outcome) = self.updater.apply(self.model.clone(), accumulator.grads(), self.step + 1)?;

@@ -143,6 +143,20 @@ fn gradient_accumulation_matches_one_batch() {
     }
 }
 
+#[test]
+fn data_parallel_shards_match_one_shard() {
+    let config = config().with_max_grad_norm(None).with_grad_accumulation_steps(2);
+    let mut one = trainer(config.clone().with_data_parallel_shards(1), 3);
+    let mut three = trainer(config.with_data_parallel_shards(3), 3);
+    let (a, b) = (one.train(2).unwrap(), three.train(2).unwrap());
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.reward.mean, y.reward.mean, "same samples");
+        assert!((x.entropy - y.entropy).abs() < 1e-5, "{} vs {}", x.entropy, y.entropy);
+        assert!((x.loss - y.loss).abs() < 1e-5, "{} vs {}", x.loss, y.loss);
+    }
+    assert_same_weights(one.model(), three.model());
+}
+
 /// Weights with NaN norms: every loss is NaN.
 struct Broken(act_model::qwen3::RandomInit);
 

@@ -36,6 +36,25 @@ fn loss_falls_and_validation_is_reported() {
 }
 
 #[test]
+fn data_parallel_shards_match_one_shard() {
+    let (train, _) = split();
+    let run = |shards| {
+        let config = config().with_grad_accumulation_steps(2).with_data_parallel_shards(shards);
+        let mut t = SftTrainer::new(config, tiny_model(1), tokenizer(), template(), train.clone(), vec![]).unwrap();
+        let losses: Vec<f64> = t.train(3).unwrap().iter().map(|m| m.loss).collect();
+        (losses, t)
+    };
+    let (one, one_trainer) = run(1);
+    for shards in [2, 3] {
+        let (losses, trainer) = run(shards);
+        for (a, b) in one.iter().zip(&losses) {
+            assert!((a - b).abs() < 1e-5, "{shards} shards: {a} vs {b}");
+        }
+        assert_same_weights(one_trainer.model(), trainer.model());
+    }
+}
+
+#[test]
 fn resume_continues_bit_identically() {
     let config = config().with_grad_accumulation_steps(2).with_schedule(ScheduleKind::Cosine, 1).with_total_steps(6);
     let (train, validation) = split();

@@ -49,6 +49,40 @@ fn bench_training(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_training_parallel(c: &mut Criterion) {
+    let mut group = c.benchmark_group("train_step_par");
+    group.sample_size(10);
+    for (name, config) in configs() {
+        let device = Device::flex().autodiff();
+        let mut slot = Some(Qwen3::init(&config, 0, &device).unwrap());
+        let mut optim = AdamWConfig::new().with_weight_decay(0.01).init();
+        let rows = token_rows(TRAIN_BATCH, TRAIN_SEQ, config.vocab_size, 1);
+        let halves: Vec<TokenBatch> =
+            rows.chunks(TRAIN_BATCH / 2).map(|r| TokenBatch::from_sequences(r, 0, PadSide::Right).unwrap()).collect();
+        let mask = vec![true; TRAIN_BATCH / 2 * TRAIN_SEQ];
+        group.throughput(Throughput::Elements((TRAIN_BATCH * TRAIN_SEQ) as u64));
+        group.bench_function(BenchmarkId::new(name, format!("{TRAIN_BATCH}x{TRAIN_SEQ}")), |b| {
+            b.iter(|| {
+                let model = slot.take().expect("model");
+                let run = |batch: &TokenBatch| {
+                    let replica = model.clone().fork(&device);
+                    let loss = masked_nll(&replica, batch, &mask, TRAIN_SEQ).unwrap();
+                    GradientsParams::from_grads(loss.backward(), &replica)
+                };
+                let (g1, g2) = rayon::join(|| run(&halves[0]), || run(&halves[1]));
+                let mut acc = burn::optim::GradientsAccumulator::new();
+                acc.accumulate(&model, g1);
+                acc.accumulate(&model, g2);
+                let grads = acc.grads();
+                let model = optim.step(1e-4, model, grads);
+                model.embed_tokens.weight.val().slice([0..1, 0..1]).into_data();
+                slot = Some(model);
+            })
+        });
+    }
+    group.finish();
+}
+
 fn bench_generation(c: &mut Criterion) {
     let mut group = c.benchmark_group("generate");
     group.sample_size(10);
@@ -70,5 +104,5 @@ fn bench_generation(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_training, bench_generation);
+criterion_group!(benches, bench_training, bench_training_parallel, bench_generation);
 criterion_main!(benches);

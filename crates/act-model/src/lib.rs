@@ -10,6 +10,7 @@
 //! - [`logprobs`]: per-token log-probs of a padded batch, chunked over positions.
 //! - [`tokenizer`]: `tokenizer.json` files, in-process BPE training, Qwen's chat template with an exact
 //!   completion boundary; [`policy`]: act-core's `Policy`.
+//! - [`parallel`]: data-parallel gradients of batch shards on one device (both CPU cores busy on flex).
 //! - [`backend`]: flex (CPU, default), `tch` and `cuda` features, chosen at run time.
 //!
 //! ```
@@ -36,6 +37,7 @@ pub mod error;
 pub mod generate;
 pub mod kv_cache;
 pub mod logprobs;
+pub mod parallel;
 pub mod policy;
 pub mod qwen3;
 pub mod rope;
