@@ -1,7 +1,10 @@
 //! Training batches: prompt + completion sequences, right-padded, split into gradient-accumulation micro-batches,
 //! with the mask of the tokens that carry loss.
 
-use act_model::{PadSide, TokenBatch};
+use act_model::parallel::shard_gradients;
+use act_model::{PadSide, Qwen3, TokenBatch};
+use burn::optim::{GradientsAccumulator, GradientsParams};
+use burn::prelude::*;
 
 use crate::error::GrpoError;
 
@@ -61,6 +64,29 @@ pub(crate) fn build_micro_batches(
         });
     }
     Ok(out)
+}
+
+/// The summed gradients of `items`' losses, `shards` items at a time running concurrently
+/// ([`shard_gradients`]); `None` once an item's loss function returns no loss (a non-finite loss), and later
+/// items are then not run. `visit` sees each item's output in order, up to and including that one.
+pub(crate) fn accumulate_in_shards<T: Sync, S: Send>(
+    model: &Qwen3,
+    items: &[T],
+    shards: usize,
+    loss: impl Fn(&Qwen3, &T) -> Result<(Option<Tensor<1>>, S), GrpoError> + Sync,
+    mut visit: impl FnMut(S),
+) -> Result<Option<GradientsParams>, GrpoError> {
+    let mut accumulator = GradientsAccumulator::new();
+    for group in items.chunks(shards.max(1)) {
+        for part in shard_gradients(model, group, &loss)? {
+            visit(part.output);
+            match part.grads {
+                Some(grads) => accumulator.accumulate(model, grads),
+                None => return Ok(None),
+            }
+        }
+    }
+    Ok(Some(accumulator.grads()))
 }
 
 #[cfg(test)]

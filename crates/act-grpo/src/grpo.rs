@@ -9,17 +9,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use act_core::{ActRng, GrpoSample, RewardFn, RngState, derive_seed, rng_from_seed};
-use act_model::parallel::shard_gradients;
 use act_model::policy::cut_after_stop;
 use act_model::{ChatTemplate, ChatTokenizer, Generation, GenerationConfig, Qwen3, Sampler, StopCondition, generate};
 use burn::module::Module;
-use burn::optim::GradientsAccumulator;
 use burn::prelude::*;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::advantage::group_advantages;
-use crate::batch::build_micro_batches;
+use crate::batch::{accumulate_in_shards, build_micro_batches};
 use crate::checkpoint::{self, checkpoint_name};
 use crate::config::GrpoConfig;
 use crate::data::DataCursor;
@@ -460,15 +458,15 @@ impl GrpoTrainer {
         };
         let mut entropy_sum = 0.0;
         for pass in 0..self.config.mu {
-            let mut accumulator = GradientsAccumulator::new();
             let mut pass_stats = LossStats::default();
-            let mut finite = true;
             let first = pass == 0;
             let loss_config = &self.config.loss;
             let items: Vec<_> = micro.iter().zip(&stored).collect();
-            // Each group of `shards` micro-batches runs at once; together they are one accumulation step.
-            'groups: for group in items.chunks(shards) {
-                let parts = shard_gradients(&self.model, group, |model, &(m, (old, reference))| {
+            let grads = accumulate_in_shards(
+                &self.model,
+                &items,
+                shards,
+                |model, &(m, (old, reference))| {
                     let device = model.device();
                     let current = token_log_probs(model, &m.batch, m.start, chunk, temperature, first)?;
                     let width = m.width;
@@ -488,21 +486,16 @@ impl GrpoTrainer {
                     };
                     let loss = grpo_loss(inputs, loss_config, totals)?;
                     let finite = loss.stats.loss.is_finite();
-                    Ok::<_, GrpoError>((finite.then_some(loss.loss), (loss.stats, entropy)))
-                })?;
-                for part in parts {
-                    let (stats, entropy) = part.output;
+                    Ok((finite.then_some(loss.loss), (loss.stats, entropy)))
+                },
+                |(stats, entropy)| {
                     entropy_sum += entropy.unwrap_or(0.0);
-                    let Some(grads) = part.grads else {
-                        finite = false;
-                        break 'groups;
-                    };
+                    // A non-finite item's stats land here too, but the pass is then skipped and its stats dropped.
                     pass_stats.merge(&stats);
-                    accumulator.accumulate(&self.model, grads);
-                }
-            }
-            out.last = if finite {
-                let (model, outcome) = self.updater.apply(self.model.clone(), accumulator.grads(), self.step + 1)?;
+                },
+            )?;
+            out.last = if let Some(grads) = grads {
+                let (model, outcome) = self.updater.apply(self.model.clone(), grads, self.step + 1)?;
                 self.model = model;
                 outcome
             } else {

@@ -6,14 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use act_core::{ActRng, RngState, SftSample, rng_from_seed};
-use act_model::parallel::shard_gradients;
 use act_model::{ChatTemplate, ChatTokenizer, Qwen3};
 use burn::module::Module;
-use burn::optim::GradientsAccumulator;
 use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::batch::{MicroBatch, build_micro_batches};
+use crate::batch::{MicroBatch, accumulate_in_shards, build_micro_batches};
 use crate::checkpoint::{self, checkpoint_name};
 use crate::config::SftConfig;
 use crate::data::DataCursor;
@@ -238,27 +236,21 @@ impl SftTrainer {
         )?;
         let total_tokens: usize = micro.iter().map(|m| m.tokens).sum();
         let chunk = self.config.run.logprob_chunk;
-        let mut accumulator = GradientsAccumulator::new();
         let mut loss_sum = 0.0;
-        let mut finite = true;
-        // Each group of `shards` micro-batches runs at once; together they are one accumulation step.
-        'groups: for group in micro.chunks(shards) {
-            let parts = shard_gradients(&self.model, group, |model, m| {
+        let grads = accumulate_in_shards(
+            &self.model,
+            &micro,
+            shards,
+            |model, m| {
                 let loss = masked_nll_sum(model, m, chunk)?.div_scalar(total_tokens as f64);
                 let value = loss.clone().into_scalar::<f32>() as f64;
-                Ok::<_, GrpoError>((value.is_finite().then_some(loss), value))
-            })?;
-            for part in parts {
-                let Some(grads) = part.grads else {
-                    finite = false;
-                    break 'groups;
-                };
-                loss_sum += part.output;
-                accumulator.accumulate(&self.model, grads);
-            }
-        }
-        let outcome = if finite {
-            let (model, outcome) = self.updater.apply(self.model.clone(), accumulator.grads(), self.step + 1)?;
+                Ok((value.is_finite().then_some(loss), value))
+            },
+            |value| loss_sum += value,
+        )?;
+        let finite = grads.is_some();
+        let outcome = if let Some(grads) = grads {
+            let (model, outcome) = self.updater.apply(self.model.clone(), grads, self.step + 1)?;
             self.model = model;
             outcome
         } else {
