@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use act_grpo::ScheduleKind;
 use serde::{Deserialize, Serialize};
 
 /// Where the initial policy comes from.
@@ -43,6 +44,9 @@ pub enum PromptStyle {
     Compact,
     /// act-core's default templates, in the style of verl-agent's that the paper builds on: for real checkpoints.
     Paper,
+    /// The episode as a conversation (observations as user turns, actions as assistant turns), no admissible
+    /// list: the whole history is the agent's memory, and IL trains one packed sequence per expert episode.
+    Conversation,
 }
 
 /// One supervised stage (the base stage or IL).
@@ -53,8 +57,12 @@ pub struct SftStageConfig {
     pub steps: usize,
     /// Sequences per step.
     pub batch_size: usize,
-    /// Peak learning rate (constant after a 10-step warm-up).
+    /// Peak learning rate.
     pub lr: f64,
+    /// The learning-rate shape after warm-up (`constant`, `linear`, `cosine`).
+    pub schedule: ScheduleKind,
+    /// Warm-up steps (linear from 0 to `lr`).
+    pub warmup_steps: usize,
 }
 
 /// One GRPO stage (ACT or RL).
@@ -71,17 +79,26 @@ pub struct GrpoStageConfig {
     pub lr: f64,
     /// The most tokens per completion.
     pub max_completion_tokens: usize,
+    /// The KL coefficient toward the stage's starting model (k3 estimator); 0 runs no reference model.
+    pub kl_coef: f64,
 }
 
 impl Default for SftStageConfig {
     fn default() -> Self {
-        SftStageConfig { steps: 100, batch_size: 16, lr: 3e-3 }
+        SftStageConfig { steps: 100, batch_size: 16, lr: 3e-3, schedule: ScheduleKind::Constant, warmup_steps: 10 }
     }
 }
 
 impl Default for GrpoStageConfig {
     fn default() -> Self {
-        GrpoStageConfig { steps: 60, prompts_per_step: 8, group_size: 4, lr: 1e-3, max_completion_tokens: 16 }
+        GrpoStageConfig {
+            steps: 60,
+            prompts_per_step: 8,
+            group_size: 4,
+            lr: 1e-3,
+            max_completion_tokens: 16,
+            kl_coef: 0.0,
+        }
     }
 }
 
@@ -152,6 +169,11 @@ pub struct ExperimentConfig {
     /// A pair file (`pairs.jsonl` of another run) to train ACT on instead of sampling pairs from this run's π₀:
     /// the paper's cross-size reuse.
     pub pairs_from: Option<PathBuf>,
+    /// Adds to IL's data one expert-relabelled episode per training game in which each step is, with this
+    /// probability, a mistake (a random admissible action or the previous action again) and every state is labelled
+    /// with the expert's action ([`crate::dart`]); 0 (the default) trains on clean expert episodes only. An IL
+    /// variant that needs the expert at training time; it applies to every IL stage alike.
+    pub il_noise: f64,
     /// The model and training stages.
     pub training: TrainingConfig,
 }
@@ -169,6 +191,7 @@ impl Default for ExperimentConfig {
             prompt_style: PromptStyle::Compact,
             controls: false,
             pairs_from: None,
+            il_noise: 0.0,
             training: TrainingConfig::default(),
         }
     }
@@ -195,6 +218,9 @@ impl ExperimentConfig {
         if self.eval_step_budget == Some(0) {
             return Err("eval_step_budget must be positive (or absent for the environment's budget)".into());
         }
+        if !(0.0..1.0).contains(&self.il_noise) {
+            return Err(format!("il_noise must be in [0, 1), got {}", self.il_noise));
+        }
         if self.eval_episodes == Some(0) {
             return Err("eval_episodes must be positive (or absent for the whole split)".into());
         }
@@ -209,9 +235,11 @@ impl ExperimentConfig {
                 || stage.group_size < 2
                 || !stage.lr.is_finite()
                 || stage.lr <= 0.0
+                || !(stage.kl_coef.is_finite() && stage.kl_coef >= 0.0)
             {
                 return Err(format!(
-                    "training.{name}: steps, prompts_per_step and lr must be positive and group_size at least 2"
+                    "training.{name}: steps, prompts_per_step and lr must be positive, group_size at least 2 and kl_coef \
+                     finite and non-negative"
                 ));
             }
         }

@@ -186,7 +186,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
         plain: Prompter::new(plain_config.clone())?,
     };
     let action_tokens = match config.prompt_style {
-        PromptStyle::Compact => 24,
+        PromptStyle::Compact | PromptStyle::Conversation => 24,
         PromptStyle::Paper => 512,
     };
     let held_out_split = *bench.eval_splits.first().ok_or("the benchmark has no evaluation split")?;
@@ -212,11 +212,27 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let states: usize = train.iter().map(|t| t.steps.len()).sum();
     s.done(&format!("{won}/{} won, {states} states; {} held-out trajectories", train.len(), held_out.len()));
 
-    let il: Vec<SftSample> = train
+    let mut il: Vec<SftSample> = train
         .iter()
         .flat_map(|t| t.states(prompts.history_len))
         .map(|(s, a)| prompts.plain.sft_sample(&s, a, None))
         .collect();
+    if config.il_noise > 0.0 {
+        let relabelled = cached_jsonl(&dir.join("expert_train_relabelled.jsonl"), || {
+            crate::dart::relabelled_episodes(
+                &bench.factory,
+                bench.train_split,
+                config.train_games,
+                config.il_noise,
+                derive_seed(seed, 13),
+            )
+        })?;
+        for r in &relabelled {
+            for ((state, _), label) in r.trajectory.states(prompts.history_len).zip(&r.labels) {
+                il.push(prompts.plain.sft_sample(&state, label, None));
+            }
+        }
+    }
     let rl: Vec<_> = train
         .iter()
         .flat_map(|t| t.states(prompts.history_len))

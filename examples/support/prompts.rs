@@ -6,6 +6,7 @@
 //! rewards and evaluation are the same.
 
 use act_core::{PromptConfig, PromptTemplates};
+use act_model::tokenizer::{IM_END, IM_START};
 
 use crate::config::PromptStyle;
 
@@ -18,6 +19,32 @@ pub fn compact_templates() -> PromptTemplates {
         compare: format!("{HEAD}1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
         history: "done: {entries}\n".into(),
         history_entry: "{action};".into(),
+        history_separator: " ".into(),
+        admissible: "can: {actions}\n".into(),
+    }
+}
+
+/// Earlier steps shown by the conversation style: every step of an expert episode on ALFWorld (the expert needs
+/// at most about 30), and a bound on a failing agent's prompt.
+pub const CONVERSATION_HISTORY: usize = 32;
+
+/// The conversation templates: the episode so far as earlier chat turns (each observation a user turn, each action
+/// an assistant turn, in the model's chat markup), then the current observation.
+///
+/// Step `t + 1`'s prompt begins with step `t`'s prompt and answer, token for token, so the SFT trainer's prefix
+/// packing trains a whole episode as one sequence with a loss span on every action. The full history is the agent's
+/// memory (the room's receptacles, where it has been, what it saw); the admissible actions are not listed.
+pub fn conversation_templates() -> PromptTemplates {
+    const HEAD: &str = "task: {task}\n{history}{observation}";
+    PromptTemplates {
+        act_reasoning: format!("{HEAD}\nthink, then act."),
+        act_plain: HEAD.into(),
+        compare: format!("{HEAD}\n1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
+        history: "{entries}".into(),
+        history_entry: format!(
+            "{{observation}}{IM_END}\n{IM_START}assistant\n<action>{{action}}</action>{IM_END}\n{IM_START}user\n"
+        ),
+        history_separator: String::new(),
         admissible: "can: {actions}\n".into(),
     }
 }
@@ -29,6 +56,9 @@ pub fn prompt_config(style: PromptStyle, environment: &str, reasoning: bool) -> 
     match style {
         // Recent actions are cheap without their observations: show four.
         PromptStyle::Compact => config.with_templates(compact_templates()).with_history_len(4),
+        PromptStyle::Conversation => {
+            config.with_templates(conversation_templates()).with_history_len(CONVERSATION_HISTORY)
+        }
         PromptStyle::Paper => config,
     }
 }
@@ -57,6 +87,12 @@ mod tests {
         );
         let compare = prompter.compare(&state, [&"look".into(), &"take mug 2 from shelf 1".into()]);
         assert!(compare.ends_with("1: look\n2: take mug 2 from shelf 1\nwhich is better?"), "{compare}");
+        let conversation = Prompter::new(prompt_config(PromptStyle::Conversation, "ALFWorld", false)).unwrap();
+        assert_eq!(
+            conversation.act(&state),
+            "task: put a mug in desk.\nYou are in a room.<|im_end|>\n<|im_start|>assistant\n<action>go to \
+             shelf 1</action><|im_end|>\n<|im_start|>user\nOn the shelf 1, you see a mug 2."
+        );
         let paper = Prompter::new(prompt_config(PromptStyle::Paper, "ALFWorld", true)).unwrap();
         assert!(paper.act(&state).contains("<think>"));
     }

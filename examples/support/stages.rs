@@ -322,8 +322,9 @@ impl StageRun<'_> {
         let mut config = SftConfig::default()
             .with_batch_size(stage.batch_size)
             .with_lr(stage.lr)
-            .with_schedule(ScheduleKind::Constant, 10.min(stage.steps - 1))
+            .with_schedule(stage.schedule, stage.warmup_steps.min(stage.steps - 1))
             .with_max_length(self.training.max_length)
+            .with_prefix_packing(true)
             .with_seed(self.seed)
             .with_total_steps(stage.steps)
             .with_checkpoint_every(self.training.checkpoint_every);
@@ -380,6 +381,7 @@ impl StageRun<'_> {
             .with_max_completion_tokens(stage.max_completion_tokens)
             .with_stop(stop)
             .with_lr(stage.lr)
+            .with_kl(act_grpo::KlEstimator::K3, stage.kl_coef)
             .with_schedule(ScheduleKind::Constant, 5.min(stage.steps - 1))
             .with_seed(self.seed)
             .with_total_steps(stage.steps)

@@ -51,6 +51,8 @@ pub struct PromptTemplates {
     pub history: String,
     /// One history entry.
     pub history_entry: String,
+    /// What stands between two history entries.
+    pub history_separator: String,
     /// The admissible-actions section.
     pub admissible: String,
 }
@@ -78,6 +80,7 @@ tags, then give the number of the better action within <answer> </answer> tags, 
 observations and the corresponding actions you took: {entries}\n"
                 .to_owned(),
             history_entry: "[Observation {index}: '{observation}', Action {index}: '{action}']".to_owned(),
+            history_separator: " ".to_owned(),
             admissible: "Your admissible actions of the current situation are: [{actions}].\n".to_owned(),
         }
     }
@@ -285,7 +288,7 @@ impl Prompter {
         self.history.render(|name| match name {
             "step" => state.step_index.to_string(),
             "shown" => shown.to_string(),
-            _ => entries.join(" "),
+            _ => entries.join(&self.config.templates.history_separator),
         })
     }
 

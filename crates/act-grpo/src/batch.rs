@@ -1,6 +1,8 @@
 //! Training batches: prompt + completion sequences, right-padded, split into gradient-accumulation micro-batches,
 //! with the mask of the tokens that carry loss.
 
+use std::ops::Range;
+
 use act_model::parallel::shard_gradients;
 use act_model::{PadSide, Qwen3, TokenBatch};
 use burn::optim::{GradientsAccumulator, GradientsParams};
@@ -15,7 +17,8 @@ pub(crate) struct MicroBatch {
     /// First log-prob position computed (the earliest completion token minus one).
     pub start: usize,
     pub width: usize,
-    /// `[rows, width]`: 1 where the predicted token is a completion token.
+    /// `[rows, width]`: the loss weight of each predicted token (1 for a completion token, 0 elsewhere; more
+    /// where packed spans overlap).
     pub mask: Vec<f32>,
     pub advantages: Vec<f32>,
     pub tokens: usize,
@@ -28,29 +31,44 @@ pub(crate) fn build_micro_batches(
     parts: usize,
     pad: u32,
 ) -> Result<Vec<MicroBatch>, GrpoError> {
+    let spans: Vec<(&[u32], Vec<Range<usize>>)> = sequences
+        .iter()
+        .map(|(ids, prompt_len)| (&ids[..], std::iter::once(*prompt_len..ids.len()).collect()))
+        .collect();
+    build_span_micro_batches(&spans, advantages, parts, pad)
+}
+
+/// Splits `sequences` (ids, the token ranges that carry loss) with their `advantages` into `parts` micro-batches
+/// of near-equal size. A token inside several ranges carries their summed weight.
+pub(crate) fn build_span_micro_batches(
+    sequences: &[(&[u32], Vec<Range<usize>>)],
+    advantages: &[f64],
+    parts: usize,
+    pad: u32,
+) -> Result<Vec<MicroBatch>, GrpoError> {
     let per = sequences.len().div_ceil(parts.max(1));
     let mut out = Vec::new();
     for (chunk, adv) in sequences.chunks(per).zip(advantages.chunks(per)) {
-        let ids: Vec<Vec<u32>> = chunk.iter().map(|(s, _)| s.clone()).collect();
+        let ids: Vec<Vec<u32>> = chunk.iter().map(|(s, _)| s.to_vec()).collect();
         let batch = TokenBatch::from_sequences(&ids, pad, PadSide::Right)?;
-        let min_prompt = chunk.iter().map(|(_, p)| *p).min().expect("non-empty chunk");
-        if min_prompt == 0 {
+        let first_target = chunk.iter().flat_map(|(_, spans)| spans.iter().map(|s| s.start)).min().unwrap_or(0);
+        if first_target == 0 {
             return Err(GrpoError::Input("a prompt encodes to no tokens".into()));
         }
-        let start = min_prompt - 1;
+        let start = first_target - 1;
         let seq = batch.seq();
         if start >= seq - 1 {
             return Err(GrpoError::Input("no completion tokens in a micro-batch".into()));
         }
         let width = seq - 1 - start;
-        let mut mask = Vec::with_capacity(chunk.len() * width);
+        let mut mask = vec![0f32; chunk.len() * width];
         let mut tokens = 0;
-        for (s, prompt_len) in chunk {
-            for i in 0..width {
-                let target = start + i + 1;
-                let on = target >= *prompt_len && target < s.len();
-                tokens += on as usize;
-                mask.push(on as u8 as f32);
+        for (row, (s, spans)) in chunk.iter().enumerate() {
+            for span in spans {
+                for target in span.start.max(start + 1)..span.end.min(s.len()) {
+                    mask[row * width + target - start - 1] += 1.0;
+                    tokens += 1;
+                }
             }
         }
         out.push(MicroBatch {
@@ -108,5 +126,15 @@ mod tests {
         assert_eq!(split.len(), 2);
         assert_eq!(split.iter().map(|m| m.tokens).sum::<usize>(), 5);
         assert_eq!(split[1].advantages, vec![-0.5]);
+    }
+
+    #[test]
+    fn span_micro_batches_weight_every_span() {
+        let ids = [1, 2, 3, 4, 5, 6];
+        let sequences = vec![(&ids[..], vec![2..3, 4..6, 4..6])];
+        let m = &build_span_micro_batches(&sequences, &[0.0], 1, 0).unwrap()[0];
+        assert_eq!((m.start, m.width), (1, 4));
+        assert_eq!(m.mask, vec![1.0, 0.0, 2.0, 2.0]);
+        assert_eq!(m.tokens, 5);
     }
 }

@@ -589,6 +589,10 @@ pub struct SftConfig {
     pub max_length: usize,
     /// Evaluate the validation loss every this many steps (0: only when asked).
     pub eval_every: usize,
+    /// Train a sample whose tokens begin another sample's prompt inside that sequence, as one more loss span
+    /// ([`crate::packing`]): one sequence per multi-turn episode instead of one per step. `batch_size` then
+    /// counts packed sequences.
+    pub pack_prefixes: bool,
     /// Optimiser settings.
     pub optimizer: OptimizerConfig,
     /// Run settings.
@@ -602,6 +606,7 @@ impl Default for SftConfig {
             grad_accumulation_steps: 1,
             max_length: 1024,
             eval_every: 0,
+            pack_prefixes: false,
             optimizer: OptimizerConfig::sft_default(),
             run: RunConfig::default(),
         }
@@ -613,6 +618,11 @@ impl SftConfig {
     pub fn validate(&self) -> Result<(), GrpoError> {
         if self.batch_size == 0 {
             return Err(GrpoError::Config("batch_size must be positive".into()));
+        }
+        if self.max_length == 1 {
+            return Err(GrpoError::Config(
+                "max_length must allow one prompt and one completion token (0: no limit)".into(),
+            ));
         }
         if self.grad_accumulation_steps == 0 || self.grad_accumulation_steps > self.batch_size {
             return Err(GrpoError::Config(format!(
@@ -645,6 +655,12 @@ impl SftConfig {
     /// Sets the validation interval.
     pub fn with_eval_every(mut self, steps: usize) -> Self {
         self.eval_every = steps;
+        self
+    }
+
+    /// Sets whether samples that begin another sample's prompt are packed into it ([`crate::packing`]).
+    pub fn with_prefix_packing(mut self, on: bool) -> Self {
+        self.pack_prefixes = on;
         self
     }
 

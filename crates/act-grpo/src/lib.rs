@@ -57,6 +57,7 @@ pub mod logprobs;
 pub mod loss;
 pub mod metrics;
 pub mod optim;
+pub mod packing;
 pub mod schedule;
 pub mod sft;
 
@@ -75,6 +76,7 @@ pub use logprobs::{TokenLogProbs, token_log_probs};
 pub use loss::{BatchTotals, GrpoLoss, LossInputs, LossStats, grpo_loss, kl_estimate};
 pub use metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog, SftStepMetrics};
 pub use optim::{UpdateOutcome, adamw};
+pub use packing::{PackedSequence, pack_prefixes};
 pub use schedule::LrSchedule;
 pub use sft::{SftTrainer, encode_sft};
 

@@ -121,6 +121,9 @@ pub struct SftStepMetrics {
     pub loss: f64,
     /// Completion tokens in the batch.
     pub completion_tokens: usize,
+    /// Samples trained in the step (more than the batch's sequences when samples are packed).
+    #[serde(default)]
+    pub samples: usize,
     /// Global gradient norm before clipping.
     pub grad_norm: f64,
     /// Learning rate.

@@ -11,7 +11,7 @@ use burn::module::Module;
 use burn::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::batch::{MicroBatch, accumulate_in_shards, build_micro_batches};
+use crate::batch::{MicroBatch, accumulate_in_shards, build_span_micro_batches};
 use crate::checkpoint::{self, checkpoint_name};
 use crate::config::SftConfig;
 use crate::data::DataCursor;
@@ -20,6 +20,7 @@ use crate::guard::NonFiniteGuard;
 use crate::logprobs::token_log_probs;
 use crate::metrics::{MetricsLog, SftStepMetrics};
 use crate::optim::Updater;
+use crate::packing::{PackedSequence, pack_prefixes, truncate_sequence};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct SftState {
@@ -40,9 +41,10 @@ pub struct SftTrainer {
     model: Qwen3,
     updater: Updater,
     tokenizer: ChatTokenizer,
-    template: ChatTemplate,
-    samples: Vec<SftSample>,
-    validation: Vec<SftSample>,
+    /// The training sequences (one per sample, or packed).
+    units: Vec<PackedSequence>,
+    validation: Vec<PackedSequence>,
+    samples: usize,
     cursor: DataCursor,
     rng: ActRng,
     step: usize,
@@ -54,7 +56,8 @@ impl std::fmt::Debug for SftTrainer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SftTrainer")
             .field("step", &self.step)
-            .field("samples", &self.samples.len())
+            .field("samples", &self.samples)
+            .field("sequences", &self.units.len())
             .field("validation", &self.validation.len())
             .field("config", &self.config)
             .finish()
@@ -69,24 +72,48 @@ pub fn encode_sft(
     sample: &SftSample,
     max_length: usize,
 ) -> Result<(Vec<u32>, usize), GrpoError> {
+    let (mut ids, prompt_len) = encode_untruncated(tokenizer, template, sample)?;
+    let prompt_len = truncate_sequence(&mut ids, prompt_len, max_length)
+        .ok_or_else(|| GrpoError::Input("max_length must allow one prompt and one completion token".into()))?;
+    Ok((ids, prompt_len))
+}
+
+fn encode_untruncated(
+    tokenizer: &ChatTokenizer,
+    template: &ChatTemplate,
+    sample: &SftSample,
+) -> Result<(Vec<u32>, usize), GrpoError> {
     let encoding = tokenizer.encode_chat(template, &sample.prompt, &sample.completion)?;
-    let mut prompt = encoding.prompt_ids;
-    let mut completion = encoding.completion_ids;
-    if prompt.is_empty() || completion.is_empty() {
+    let mut ids = encoding.prompt_ids;
+    if ids.is_empty() || encoding.completion_ids.is_empty() {
         return Err(GrpoError::Input(format!("sample `{}` encodes to an empty prompt or completion", sample.id)));
     }
-    if max_length > 0 && prompt.len() + completion.len() > max_length {
-        if max_length < 2 {
-            return Err(GrpoError::Input("max_length must allow one prompt and one completion token".into()));
-        }
-        let excess = prompt.len() + completion.len() - max_length;
-        let from_prompt = excess.min(prompt.len() - 1);
-        prompt.drain(..from_prompt);
-        completion.truncate(completion.len() - (excess - from_prompt));
+    let prompt_len = ids.len();
+    ids.extend(encoding.completion_ids);
+    Ok((ids, prompt_len))
+}
+
+/// The training sequences of `samples`: each alone (cut to `max_length`), or prefix-packed when `pack` is set.
+fn training_sequences(
+    tokenizer: &ChatTokenizer,
+    template: &ChatTemplate,
+    samples: &[SftSample],
+    max_length: usize,
+    pack: bool,
+) -> Result<Vec<PackedSequence>, GrpoError> {
+    if pack {
+        let encoded: Vec<_> =
+            samples.iter().map(|s| encode_untruncated(tokenizer, template, s)).collect::<Result<_, _>>()?;
+        return Ok(pack_prefixes(&encoded, max_length));
     }
-    let prompt_len = prompt.len();
-    prompt.extend(completion);
-    Ok((prompt, prompt_len))
+    samples
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (ids, prompt_len) = encode_sft(tokenizer, template, s, max_length)?;
+            Ok(PackedSequence::single(ids, prompt_len, i))
+        })
+        .collect()
 }
 
 impl SftTrainer {
@@ -104,16 +131,20 @@ impl SftTrainer {
         crate::grpo::require_autodiff(&model)?;
         crate::grpo::check_vocab(&model, &tokenizer)?;
         let mut rng = rng_from_seed(config.run.seed);
-        let cursor = DataCursor::new(samples.len(), &mut rng);
+        let count = samples.len();
+        let (max_length, pack) = (config.max_length, config.pack_prefixes);
+        let units = training_sequences(&tokenizer, &template, &samples, max_length, pack)?;
+        let validation = training_sequences(&tokenizer, &template, &validation, max_length, pack)?;
+        let cursor = DataCursor::new(units.len(), &mut rng);
         let updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
         Ok(SftTrainer {
             config,
             model,
             updater,
             tokenizer,
-            template,
-            samples,
+            units,
             validation,
+            samples: count,
             cursor,
             rng,
             step: 0,
@@ -151,9 +182,17 @@ impl SftTrainer {
         if comparable(&state.config) != comparable(&config) {
             return Err(bad("the config differs from the checkpointed run's".into()));
         }
-        if state.cursor.len() != samples.len() {
-            return Err(bad(format!("the run had {} samples, {} given", state.cursor.len(), samples.len())));
+        let count = samples.len();
+        let units = training_sequences(&tokenizer, &template, &samples, config.max_length, config.pack_prefixes)?;
+        if state.cursor.len() != units.len() {
+            return Err(bad(format!(
+                "the run had {} training sequences, {} given ({count} samples)",
+                state.cursor.len(),
+                units.len()
+            )));
         }
+        let validation =
+            training_sequences(&tokenizer, &template, &validation, config.max_length, config.pack_prefixes)?;
         let mut updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
         updater.optimizer = loaded.policy.restore_optimizer(updater.optimizer)?;
         updater.updates = state.updates;
@@ -165,9 +204,9 @@ impl SftTrainer {
             model,
             updater,
             tokenizer,
-            template,
-            samples,
+            units,
             validation,
+            samples: count,
             cursor: state.cursor,
             rng: state.rng.restore(),
             step: state.step,
@@ -213,22 +252,21 @@ impl SftTrainer {
         Ok(out)
     }
 
-    fn encode(&self, samples: &[&SftSample]) -> Result<Vec<(Vec<u32>, usize)>, GrpoError> {
-        samples.iter().map(|s| encode_sft(&self.tokenizer, &self.template, s, self.config.max_length)).collect()
-    }
-
-    /// One update on the next `batch_size` samples; logs, evaluates and checkpoints as configured.
+    /// One update on the next `batch_size` sequences; logs, evaluates and checkpoints as configured.
     pub fn step(&mut self) -> Result<SftStepMetrics, GrpoError> {
-        if self.samples.is_empty() {
+        if self.units.is_empty() {
             return Err(GrpoError::Input("the SFT trainer has no samples".into()));
         }
         let started = Instant::now();
         let indices = self.cursor.take(self.config.batch_size, &mut self.rng);
-        let batch: Vec<&SftSample> = indices.iter().map(|&i| &self.samples[i]).collect();
-        let sequences = self.encode(&batch)?;
+        // Longest first, so each micro-batch holds sequences of similar length and pads little.
+        let mut batch: Vec<&PackedSequence> = indices.iter().map(|&i| &self.units[i]).collect();
+        batch.sort_by_key(|u| std::cmp::Reverse(u.ids.len()));
+        let sequences: Vec<(&[u32], Vec<std::ops::Range<usize>>)> =
+            batch.iter().map(|u| (&u.ids[..], u.spans.clone())).collect();
         let zeros = vec![0.0; sequences.len()];
         let shards = self.config.run.shards_on(&self.model.device());
-        let micro = build_micro_batches(
+        let micro = build_span_micro_batches(
             &sequences,
             &zeros,
             self.config.grad_accumulation_steps * shards,
@@ -263,11 +301,12 @@ impl SftTrainer {
             None
         };
         let seconds = started.elapsed().as_secs_f64();
-        let processed: usize = sequences.iter().map(|(s, _)| s.len()).sum();
+        let processed: usize = batch.iter().map(|u| u.ids.len()).sum();
         let metrics = SftStepMetrics {
             step: self.step,
             loss: if finite { loss_sum } else { f64::NAN },
             completion_tokens: total_tokens,
+            samples: batch.iter().map(|u| u.samples.len()).sum(),
             grad_norm: outcome.grad_norm,
             lr: outcome.lr,
             tokens_per_second: processed as f64 / seconds.max(1e-9),
@@ -299,11 +338,11 @@ impl SftTrainer {
         let model = self.model.valid();
         let mut sum = 0.0;
         let mut tokens = 0;
-        let all: Vec<&SftSample> = self.validation.iter().collect();
-        for chunk in all.chunks(self.config.batch_size) {
-            let sequences = self.encode(chunk)?;
+        for chunk in self.validation.chunks(self.config.batch_size) {
+            let sequences: Vec<(&[u32], Vec<std::ops::Range<usize>>)> =
+                chunk.iter().map(|u| (&u.ids[..], u.spans.clone())).collect();
             let zeros = vec![0.0; sequences.len()];
-            for m in build_micro_batches(&sequences, &zeros, 1, self.tokenizer.end_of_text_id())? {
+            for m in build_span_micro_batches(&sequences, &zeros, 1, self.tokenizer.end_of_text_id())? {
                 sum += masked_nll_sum(&model, &m, self.config.run.logprob_chunk)?.into_scalar::<f32>() as f64;
                 tokens += m.tokens;
             }

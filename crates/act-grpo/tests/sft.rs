@@ -77,3 +77,42 @@ fn resume_continues_bit_identically() {
     resumed.train(3).unwrap();
     assert!(parameters(straight.model()) == parameters(resumed.model()), "resumed parameters differ");
 }
+
+/// Conversation-style samples: step t + 1's prompt repeats step t's prompt and answer as earlier chat turns.
+fn conversation_samples() -> Vec<act_core::SftSample> {
+    let mut out = Vec::new();
+    for episode in 0..6u32 {
+        let mut history = String::new();
+        for turn in 0..3u32 {
+            let (a, b) = ((episode + turn) % 10, (episode * 3 + turn + 1) % 10);
+            let prompt = format!("{history}{a} {b}");
+            let completion = a.max(b).to_string();
+            history = format!("{prompt}<|im_end|>\n<|im_start|>assistant\n{completion}<|im_end|>\n<|im_start|>user\n");
+            out.push(act_core::SftSample { id: format!("{episode}#{turn}"), prompt, completion });
+        }
+    }
+    out
+}
+
+#[test]
+fn packed_episodes_train_exactly_like_their_steps() {
+    let samples = conversation_samples();
+    let run = |pack: bool, batch_size: usize| {
+        let config = SftConfig::default()
+            .with_batch_size(batch_size)
+            .with_lr(3e-3)
+            .with_total_steps(1)
+            .with_seed(4)
+            .with_prefix_packing(pack);
+        let mut t = SftTrainer::new(config, tiny_model(1), tokenizer(), template(), samples.clone(), vec![]).unwrap();
+        let metrics = t.train(1).unwrap().remove(0);
+        (metrics, t)
+    };
+    let (alone, alone_trainer) = run(false, 18);
+    // Six episodes of three steps: six packed sequences hold all eighteen samples.
+    let (packed, packed_trainer) = run(true, 6);
+    assert_eq!((alone.samples, packed.samples), (18, 18));
+    assert_eq!(alone.completion_tokens, packed.completion_tokens);
+    assert!((alone.loss - packed.loss).abs() < 1e-5, "{} vs {}", alone.loss, packed.loss);
+    assert_same_weights(alone_trainer.model(), packed_trainer.model());
+}

@@ -77,6 +77,20 @@ impl Qwen3Config {
         }
     }
 
+    /// About 0.9 million parameters with a 1024-token vocabulary (4 layers, 128 wide, head_dim 32): the smallest
+    /// preset that learns ALFWorld's expert from a conversation prompt on a CPU in minutes.
+    pub fn small_1m(vocab_size: usize) -> Self {
+        Qwen3Config {
+            hidden_size: 128,
+            intermediate_size: 384,
+            num_hidden_layers: 4,
+            num_attention_heads: 4,
+            num_key_value_heads: 2,
+            head_dim: 32,
+            ..Self::tiny(vocab_size)
+        }
+    }
+
     /// About six million parameters with a 4096-token vocabulary: a model a laptop CPU trains in minutes.
     pub fn small_6m(vocab_size: usize) -> Self {
         Qwen3Config {
@@ -130,20 +144,21 @@ impl Qwen3Config {
         Self::qwen3_release(4096, 12_288, 36, 32, false)
     }
 
-    /// A preset by name: `micro`, `tiny`, `small-6m`, `qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, `qwen3-8b`.
+    /// A preset by name: `micro`, `tiny`, `small-1m`, `small-6m`, `qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, `qwen3-8b`.
     ///
     /// `vocab_size` applies to the two small presets only; the Qwen3 presets use Qwen's vocabulary.
     pub fn preset(name: &str, vocab_size: usize) -> Result<Self, ModelError> {
         match name {
             "micro" => Ok(Self::micro(vocab_size)),
             "tiny" => Ok(Self::tiny(vocab_size)),
+            "small-1m" => Ok(Self::small_1m(vocab_size)),
             "small-6m" => Ok(Self::small_6m(vocab_size)),
             "qwen3-0.6b" => Ok(Self::qwen3_0_6b()),
             "qwen3-1.7b" => Ok(Self::qwen3_1_7b()),
             "qwen3-4b" => Ok(Self::qwen3_4b()),
             "qwen3-8b" => Ok(Self::qwen3_8b()),
             other => Err(ModelError::Config(format!(
-                "unknown preset `{other}` (expected micro, tiny, small-6m, qwen3-0.6b, qwen3-1.7b, qwen3-4b or qwen3-8b)"
+                "unknown preset `{other}` (expected micro, tiny, small-1m, small-6m, qwen3-0.6b, qwen3-1.7b, qwen3-4b or qwen3-8b)"
             ))),
         }
     }
@@ -419,8 +434,13 @@ mod tests {
 
     #[test]
     fn hf_json_round_trips() {
-        for c in [Qwen3Config::micro(300), Qwen3Config::tiny(300), Qwen3Config::small_6m(4096), Qwen3Config::qwen3_8b()]
-        {
+        for c in [
+            Qwen3Config::micro(300),
+            Qwen3Config::tiny(300),
+            Qwen3Config::small_1m(1024),
+            Qwen3Config::small_6m(4096),
+            Qwen3Config::qwen3_8b(),
+        ] {
             let back = Qwen3Config::from_hf_json(&c.to_hf_json().to_string()).unwrap();
             assert_eq!(back, c);
         }
@@ -431,6 +451,8 @@ mod tests {
         // Qwen3-0.6B: 596M parameters with tied embeddings (0.44B without them, as its model card says).
         let c = Qwen3Config::qwen3_0_6b();
         assert_eq!(c.num_parameters(), 596_049_920);
+        let one = Qwen3Config::small_1m(1024).num_parameters();
+        assert!((500_000..2_000_000).contains(&one), "{one}");
         let small = Qwen3Config::small_6m(4096).num_parameters();
         assert!((5_000_000..7_000_000).contains(&small), "{small}");
         let micro = Qwen3Config::preset("micro", 1024).unwrap().num_parameters();

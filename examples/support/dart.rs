@@ -1,0 +1,128 @@
+//! Expert-relabelled episodes with injected mistakes (DART, Laskey et al. 2017): the expert plays, but at each
+//! step with probability `noise` the agent does something else, and every state reached is labelled with the
+//! expert's action there.
+//!
+//! Imitation of clean expert episodes never shows a state after a mistake, yet a greedy policy makes mistakes and
+//! then sees such states (ALFWorld answers an invalid action with "Nothing happens."), where an imitator that has
+//! only seen the expert's states repeats itself. The injected mistakes are the two a policy makes: a random
+//! admissible action (a wrong turn) and repeating the previous action (at a receptacle, `go to` it again or `take`
+//! again is invalid). The labels come from the environment's expert, which can take over from any state, so this
+//! is an IL variant that needs an expert at training time, reported as such.
+
+use act_core::{
+    Action, EnvError, Environment, EnvironmentFactory, Outcome, Split, Step, TaskRef, Trajectory, derive_seed,
+    rng_from_seed,
+};
+use rand::RngExt;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// An episode as played (with its mistakes) and the expert's action at each of its states.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relabelled {
+    /// The episode as played: `steps[i].action` is what was done.
+    pub trajectory: Trajectory,
+    /// The expert's action at the state before step `i`.
+    pub labels: Vec<Action>,
+}
+
+/// Plays `task` with the expert, doing something else with probability `noise` at each step, until the expert has
+/// nothing left to do, the environment says `done`, or the step budget runs out.
+pub fn relabelled_episode<E: Environment + ?Sized>(
+    env: &mut E,
+    task: &TaskRef,
+    seed: u64,
+    noise: f64,
+) -> Result<Relabelled, EnvError> {
+    let mut rng = rng_from_seed(seed);
+    let reset = env.reset(task, seed)?;
+    let mut observation = reset.observation;
+    let mut admissible = reset.admissible_actions.unwrap_or_default();
+    let (mut steps, mut labels): (Vec<Step>, Vec<Action>) = (Vec::new(), Vec::new());
+    let mut outcome = Outcome { won: false, score: 0.0, steps_used: 0 };
+    while steps.len() < env.step_budget() {
+        let Some(expert) = env.expert_action()? else { break };
+        let action = if rng.random_bool(noise.clamp(0.0, 1.0)) {
+            match steps.last() {
+                Some(previous) if rng.random_bool(0.5) => previous.action.clone(),
+                _ if !admissible.is_empty() => admissible[rng.random_range(0..admissible.len())].clone(),
+                _ => expert.clone(),
+            }
+        } else {
+            expert.clone()
+        };
+        let transition = env.step(action.as_str())?;
+        steps.push(Step { observation, admissible_actions: admissible, action, reward: transition.reward });
+        labels.push(expert);
+        outcome = Outcome { won: transition.won, score: transition.score, steps_used: steps.len() };
+        observation = transition.observation;
+        admissible = transition.admissible_actions.unwrap_or_default();
+        if transition.done {
+            break;
+        }
+    }
+    let trajectory = Trajectory {
+        env: env.name().to_owned(),
+        task_id: reset.task.id,
+        task_type: reset.task.task_type,
+        split: reset.task.split,
+        task: reset.task.description,
+        seed,
+        steps,
+        outcome,
+    };
+    Ok(Relabelled { trajectory, labels })
+}
+
+/// [`relabelled_episode`] on the first `games` tasks of `split`, in parallel; episode `i` is seeded with
+/// `derive_seed(seed, i)`.
+pub fn relabelled_episodes<F: EnvironmentFactory>(
+    factory: &F,
+    split: Split,
+    games: usize,
+    noise: f64,
+    seed: u64,
+) -> Result<Vec<Relabelled>, EnvError> {
+    let available = factory.make()?.num_tasks(split)?;
+    (0..games.min(available))
+        .into_par_iter()
+        .map_init(
+            || factory.make(),
+            |env, i| {
+                let env = env.as_mut().map_err(|e| EnvError::Backend(e.to_string()))?;
+                relabelled_episode(env, &TaskRef::index(split, i), derive_seed(seed, i as u64), noise)
+            },
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use act_alfworld::{AlfworldConfig, AlfworldFactory};
+
+    #[test]
+    fn mistakes_are_played_and_every_state_gets_the_experts_label() {
+        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(20));
+        let clean = relabelled_episodes(&factory, Split::Train, 20, 0.0, 3).unwrap();
+        for r in &clean {
+            let played: Vec<&Action> = r.trajectory.steps.iter().map(|s| &s.action).collect();
+            assert_eq!(played, r.labels.iter().collect::<Vec<_>>());
+            assert!(r.trajectory.outcome.won, "{}", r.trajectory.task_id);
+        }
+        let noisy = relabelled_episodes(&factory, Split::Train, 20, 0.3, 3).unwrap();
+        assert_eq!(noisy, relabelled_episodes(&factory, Split::Train, 20, 0.3, 3).unwrap());
+        let mut mistakes = 0;
+        for r in &noisy {
+            assert_eq!(r.labels.len(), r.trajectory.steps.len());
+            for (step, label) in r.trajectory.steps.iter().zip(&r.labels) {
+                // The expert only proposes actions the environment accepts.
+                assert!(step.admissible_actions.contains(label), "{label} not admissible");
+                mistakes += usize::from(step.action != *label);
+            }
+        }
+        assert!(mistakes > 20, "{mistakes} injected mistakes");
+        // The expert recovers from the mistakes: most noisy episodes are still won.
+        assert!(noisy.iter().filter(|r| r.trajectory.outcome.won).count() >= 15);
+    }
+}
