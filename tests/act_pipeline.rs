@@ -23,8 +23,15 @@ fn bench() -> Benchmark<AlfworldFactory> {
 }
 
 fn toy_config() -> ExperimentConfig {
-    let sft = SftStageConfig { steps: 4, batch_size: 4, lr: 3e-3 };
-    let grpo = GrpoStageConfig { steps: 2, prompts_per_step: 2, group_size: 2, lr: 1e-3, max_completion_tokens: 6 };
+    let sft = SftStageConfig { steps: 4, batch_size: 4, lr: 3e-3, ..SftStageConfig::default() };
+    let grpo = GrpoStageConfig {
+        steps: 2,
+        prompts_per_step: 2,
+        group_size: 2,
+        lr: 1e-3,
+        max_completion_tokens: 6,
+        ..GrpoStageConfig::default()
+    };
     ExperimentConfig {
         train_games: 4,
         k: 2,

@@ -33,8 +33,15 @@ fn the_pipeline_runs_on_scienceworld() {
         .with_simplifications("easy")
         .with_step_limit(30);
     let bench = Benchmark::sciworld(env);
-    let sft = SftStageConfig { steps: 2, batch_size: 2, lr: 3e-3 };
-    let grpo = GrpoStageConfig { steps: 1, prompts_per_step: 2, group_size: 2, lr: 1e-3, max_completion_tokens: 4 };
+    let sft = SftStageConfig { steps: 2, batch_size: 2, lr: 3e-3, ..SftStageConfig::default() };
+    let grpo = GrpoStageConfig {
+        steps: 1,
+        prompts_per_step: 2,
+        group_size: 2,
+        lr: 1e-3,
+        max_completion_tokens: 4,
+        ..GrpoStageConfig::default()
+    };
     let config = ExperimentConfig {
         train_games: 2,
         k: 2,

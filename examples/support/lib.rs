@@ -8,7 +8,7 @@
 //! - [`experiment`]: the whole method on one benchmark and seed: tokenizer, π₀, pairs, ACT, IL, RL and the
 //!   evaluation of every method of the paper's table, resumable stage by stage ([`stages`]);
 //! - [`dart`]: expert-relabelled episodes with injected mistakes, an optional addition to IL's data;
-//! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact prompts for tiny
+//! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact and conversation prompts for tiny
 //!   models; [`seeds`]: results over several seeds with paired comparisons; [`cli`]: the examples' command line.
 
 use std::path::{Path, PathBuf};

@@ -1,8 +1,10 @@
-//! The prompts of an experiment: act-core's templates for real checkpoints, or compact ones for tiny models.
+//! The prompts of an experiment: act-core's templates for real checkpoints, or compact or conversation ones for
+//! tiny models.
 //!
 //! The compact templates keep what a policy needs to act (task, recent actions, observation, admissible actions)
 //! and drop the instructions a tiny model trained from scratch cannot read anyway, so a prompt is a few hundred
-//! tokens instead of a thousand. Both styles ask for the same output format (`<action>`, `<answer>`), so parsing,
+//! tokens instead of a thousand. The conversation templates show the whole episode as chat turns instead (see
+//! [`conversation_templates`]). Every style asks for the same output format (`<action>`, `<answer>`), so parsing,
 //! rewards and evaluation are the same.
 
 use act_core::{PromptConfig, PromptTemplates};

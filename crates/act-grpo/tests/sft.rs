@@ -100,7 +100,9 @@ fn packed_episodes_train_exactly_like_their_steps() {
     let run = |pack: bool, batch_size: usize| {
         let config = SftConfig::default()
             .with_batch_size(batch_size)
-            .with_lr(3e-3)
+            // Adam's first update is about lr x sign(gradient): a small lr keeps float-order noise in the
+            // gradients of near-zero entries below the weight tolerance.
+            .with_lr(1e-4)
             .with_total_steps(1)
             .with_seed(4)
             .with_prefix_packing(pack);
