@@ -9,6 +9,7 @@ use act_core::{ActRng, RngState, SftSample, rng_from_seed};
 use act_model::{ChatTemplate, ChatTokenizer, Qwen3};
 use burn::module::Module;
 use burn::prelude::*;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::batch::{MicroBatch, accumulate_in_shards, build_span_micro_batches};
@@ -101,13 +102,15 @@ fn training_sequences(
     max_length: usize,
     pack: bool,
 ) -> Result<Vec<PackedSequence>, GrpoError> {
+    // Encoding whole episodes' prompts is the costly part of setting up: spread it over the threads (the order
+    // of the results is the samples' order).
     if pack {
         let encoded: Vec<_> =
-            samples.iter().map(|s| encode_untruncated(tokenizer, template, s)).collect::<Result<_, _>>()?;
+            samples.par_iter().map(|s| encode_untruncated(tokenizer, template, s)).collect::<Result<_, _>>()?;
         return Ok(pack_prefixes(&encoded, max_length));
     }
     samples
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(i, s)| {
             let (ids, prompt_len) = encode_sft(tokenizer, template, s, max_length)?;
