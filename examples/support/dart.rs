@@ -14,7 +14,6 @@ use act_core::{
     rng_from_seed,
 };
 use rand::RngExt;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// An episode as played (with its mistakes) and the expert's action at each of its states.
@@ -84,16 +83,9 @@ pub fn relabelled_episodes<F: EnvironmentFactory>(
     seed: u64,
 ) -> Result<Vec<Relabelled>, EnvError> {
     let available = factory.make()?.num_tasks(split)?;
-    (0..games.min(available))
-        .into_par_iter()
-        .map_init(
-            || factory.make(),
-            |env, i| {
-                let env = env.as_mut().map_err(|e| EnvError::Backend(e.to_string()))?;
-                relabelled_episode(env, &TaskRef::index(split, i), derive_seed(seed, i as u64), noise)
-            },
-        )
-        .collect()
+    crate::pipeline::per_episode(factory, games.min(available), |env, i| {
+        relabelled_episode(env, &TaskRef::index(split, i), derive_seed(seed, i as u64), noise)
+    })
 }
 
 #[cfg(test)]

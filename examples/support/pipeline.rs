@@ -195,13 +195,25 @@ pub fn expert_trajectories<F: EnvironmentFactory>(
     seed: u64,
 ) -> Result<Vec<Trajectory>, EnvError> {
     let available = factory.make()?.num_tasks(split)?;
-    (0..games.min(available))
+    per_episode(factory, games.min(available), |env, i| {
+        collect_expert_trajectory(env, &TaskRef::index(split, i), derive_seed(seed, i as u64))
+    })
+}
+
+/// `play(env, i)` for episodes `0..episodes`, in parallel, each worker thread on its own environment from
+/// `factory`; the results are in episode order.
+pub fn per_episode<F: EnvironmentFactory, T: Send>(
+    factory: &F,
+    episodes: usize,
+    play: impl Fn(&mut F::Env, usize) -> Result<T, EnvError> + Sync,
+) -> Result<Vec<T>, EnvError> {
+    (0..episodes)
         .into_par_iter()
         .map_init(
             || factory.make(),
             |env, i| {
                 let env = env.as_mut().map_err(|e| EnvError::Backend(e.to_string()))?;
-                collect_expert_trajectory(env, &TaskRef::index(split, i), derive_seed(seed, i as u64))
+                play(env, i)
             },
         )
         .collect()

@@ -18,7 +18,6 @@ use act_grpo::{GrpoConfig, GrpoTrainer, ScheduleKind, SftConfig, SftTrainer, che
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, Qwen3, Qwen3Config, load_hf, save_hf};
 use burn::prelude::Device;
 use rand::RngExt;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
@@ -197,16 +196,9 @@ pub fn random_trajectories<F: EnvironmentFactory>(
     seed: u64,
 ) -> Result<Vec<Trajectory>, EnvError> {
     let available = factory.make()?.num_tasks(split)?.max(1);
-    (0..episodes)
-        .into_par_iter()
-        .map_init(
-            || factory.make(),
-            |env, i| {
-                let env = env.as_mut().map_err(|e| EnvError::Backend(e.to_string()))?;
-                random_trajectory(env, &TaskRef::index(split, i % available), derive_seed(seed, i as u64), max_steps)
-            },
-        )
-        .collect()
+    crate::pipeline::per_episode(factory, episodes, |env, i| {
+        random_trajectory(env, &TaskRef::index(split, i % available), derive_seed(seed, i as u64), max_steps)
+    })
 }
 
 /// The base stage's samples: at every state of the random trajectories, the random action after the plain and
