@@ -60,6 +60,23 @@ fn record(dir: &Path, stage: &str) -> StageRecord {
     finished(&dir.join("models").join(stage)).unwrap_or_else(|| panic!("stage {stage} did not finish"))
 }
 
+/// A stage's learning curves: held-out measurements at `steps` (step 0 and four evenly spaced steps, fewer when the
+/// stage is shorter), with critic accuracy once π₀'s held-out pairs exist, and both plots.
+fn check_learning_curves(stage_dir: &Path, steps: &[u64], with_critic: bool) {
+    let rows = act_eval::read_metrics(stage_dir.join("heldout.jsonl")).unwrap();
+    let measured: Vec<u64> = rows.iter().map(|r| r.step).collect();
+    assert_eq!(measured, steps, "{}", stage_dir.display());
+    for row in &rows {
+        let accuracy = row.values["next_action_accuracy"];
+        assert!((0.0..=1.0).contains(&accuracy), "{accuracy}");
+        assert_eq!(row.values.contains_key("critic_accuracy"), with_critic, "{}", stage_dir.display());
+    }
+    for plot in ["curves.svg", "heldout.svg"] {
+        let svg = std::fs::read_to_string(stage_dir.join(plot)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("<polyline"), "{}: {plot}", stage_dir.display());
+    }
+}
+
 #[test]
 fn the_pipeline_runs_resumes_and_repeats() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,7 +122,14 @@ fn the_pipeline_runs_resumes_and_repeats() {
         let metrics = std::fs::read_to_string(models.join(stage).join("trainer/metrics.jsonl")).unwrap();
         assert_eq!(metrics.lines().count(), steps, "{stage}: one metrics line per step");
         assert!(!models.join(stage).join("trainer/checkpoint-000002").exists(), "{stage}: checkpoints are cleaned");
+        let measured: &[u64] = match steps {
+            2 => &[0, 1, 2],
+            4 => &[0, 1, 2, 3, 4],
+            _ => &[0, 2, 3, 5, 6],
+        };
+        check_learning_curves(&models.join(stage), measured, true);
     }
+    check_learning_curves(&models.join("base"), &[0, 1, 2, 3, 4], false);
 
     // Stage 6: every method on both splits, three episodes each, and critic accuracy per method.
     for method in METHODS {

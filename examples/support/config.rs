@@ -174,6 +174,12 @@ pub struct ExperimentConfig {
     /// with the expert's action ([`crate::dart`]); 0 (the default) trains on clean expert episodes only. An IL
     /// variant that needs the expert at training time; it applies to every IL stage alike.
     pub il_noise: f64,
+    /// Held-out measurements per training stage, after step 0 (evenly spaced, the last at the final step): the
+    /// learning curves in each stage's `heldout.jsonl` / `heldout.svg`; 0 turns them off.
+    pub heldout_points: usize,
+    /// Held-out expert states (next-action accuracy) and held-out pairs (critic accuracy) each measurement uses,
+    /// the first of those the final evaluation uses.
+    pub heldout_items: usize,
     /// The model and training stages.
     pub training: TrainingConfig,
 }
@@ -192,6 +198,8 @@ impl Default for ExperimentConfig {
             controls: false,
             pairs_from: None,
             il_noise: 0.0,
+            heldout_points: 4,
+            heldout_items: 32,
             training: TrainingConfig::default(),
         }
     }
@@ -220,6 +228,9 @@ impl ExperimentConfig {
         }
         if !(0.0..1.0).contains(&self.il_noise) {
             return Err(format!("il_noise must be in [0, 1), got {}", self.il_noise));
+        }
+        if self.heldout_points > 0 && self.heldout_items == 0 {
+            return Err("heldout_items must be positive when heldout_points is".into());
         }
         if self.eval_episodes == Some(0) {
             return Err("eval_episodes must be positive (or absent for the whole split)".into());

@@ -8,6 +8,7 @@
 //! re-sampled each epoch) and `models/il_matched` (IL for as many extra steps as ACT took). Each stage is skipped
 //! when its output exists, so an interrupted run picks up where it stopped.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -27,7 +28,7 @@ use crate::Stage;
 use crate::config::{ExperimentConfig, ModelSource, PromptStyle};
 use crate::pipeline::expert_trajectories;
 use crate::prompts::prompt_config;
-use crate::stages::{BoxError, ModelContext, StageRun, StartFrom, act_samples, base_samples, model_dir};
+use crate::stages::{BoxError, HeldOutProbe, ModelContext, StageRun, StartFrom, act_samples, base_samples, model_dir};
 
 /// A benchmark the pipeline runs on: an environment factory and its splits.
 pub struct Benchmark<F> {
@@ -261,6 +262,35 @@ pub fn run_experiment<F: EnvironmentFactory>(
     })?;
     let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend };
     let models = dir.join("models");
+    // The held-out learning curves: next-action accuracy on the first split's expert states from the start, critic
+    // accuracy on held-out pairs once π₀ has made them.
+    let probe_items: Vec<NextActionItem> = next_action_items[0].1.iter().take(config.heldout_items).cloned().collect();
+    let probe_pairs: OnceCell<Vec<ActionPair>> = OnceCell::new();
+    let probe_config = |reasoning: bool, max_new_tokens: usize, stop: &str| {
+        ItemEvalConfig::default()
+            .with_seed(derive_seed(seed, 23))
+            .with_prompt(prompt_of(reasoning))
+            .with_sampling(SamplingParams::greedy().with_max_new_tokens(max_new_tokens).with_stop(stop))
+            .with_batch_size(64)
+            .with_progress(false)
+    };
+    let probe_next_action = probe_config(false, action_tokens, "</action>");
+    let probe_critic = probe_config(true, t.act.max_completion_tokens, "</answer>");
+    let probe = (config.heldout_points > 0).then(|| HeldOutProbe {
+        points: config.heldout_points,
+        measure: Box::new(|model| {
+            let policy = ModelPolicy::new("probe", model, context.tokenizer.clone(), context.template.clone())
+                .with_batch_size(64);
+            let mut values = BTreeMap::new();
+            let report = evaluate_next_action(&policy as &dyn Policy, &probe_items, &probe_next_action)?;
+            values.insert("next_action_accuracy".to_owned(), report.summary.accuracy.value);
+            if let Some(pairs) = probe_pairs.get() {
+                let report = evaluate_critic(&policy as &dyn Policy, pairs, &probe_critic)?;
+                values.insert("critic_accuracy".to_owned(), report.summary.accuracy.value);
+            }
+            Ok(values)
+        }),
+    });
     let stage_run = |name: &'static str, start: StartFrom, seed: u64| StageRun {
         name,
         dir: models.join(name),
@@ -268,6 +298,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
         training: t,
         start,
         seed,
+        probe: probe.as_ref(),
     };
     let base_dir = match &t.model {
         ModelSource::Preset { name, .. } => {
@@ -312,6 +343,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
         Ok(PairBuilder::new(config, pi0()?)?.build(&held_out, 0)?.pairs)
     })?;
     s.done(&format!("{} training pairs, {} held-out pairs", pairs.len(), critic_pairs.len()));
+    // Set once; the base stage, which made π₀, ran before the pairs existed.
+    let _ = probe_pairs.set(critic_pairs.iter().take(config.heldout_items).cloned().collect());
 
     // 3-5. ACT, IL, RL.
     let s = Stage::start("3-5. ACT, IL, RL");

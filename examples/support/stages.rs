@@ -7,6 +7,7 @@
 //! (`trainer/checkpoint-NNNNNN`, every `checkpoint_every` steps) with the trainers' exact resume, and its
 //! `trainer/metrics.jsonl` is cut back to that step first so no step is logged twice.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,6 +17,7 @@ use act_core::{
 };
 use act_grpo::{GrpoConfig, GrpoTrainer, ScheduleKind, SftConfig, SftTrainer, checkpoint_name};
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, Qwen3, Qwen3Config, load_hf, save_hf};
+use burn::module::Module;
 use burn::prelude::Device;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -125,6 +127,19 @@ fn truncate_metrics(path: &Path, step: usize) -> Result<(), BoxError> {
         out.push('\n');
     }
     act_core::atomic_write(path, out.as_bytes())?;
+    Ok(())
+}
+
+/// Appends one JSON line to `path`, rewriting the file atomically (held-out logs are a few lines).
+fn append_line(path: &Path, line: &serde_json::Value) -> Result<(), BoxError> {
+    let mut text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("reading {}: {e}", path.display()).into()),
+    };
+    text.push_str(&serde_json::to_string(line)?);
+    text.push('\n');
+    act_core::atomic_write(path, text.as_bytes())?;
     Ok(())
 }
 
@@ -286,9 +301,138 @@ pub struct StageRun<'a> {
     pub start: StartFrom,
     /// Its seed.
     pub seed: u64,
+    /// Held-out measurements taken while it trains, if any.
+    pub probe: Option<&'a HeldOutProbe<'a>>,
+}
+
+/// What a held-out measurement returns: metric name to value.
+pub type Measurements = BTreeMap<String, f64>;
+
+/// Held-out measurements taken while a stage trains: before its first step and at `points` evenly spaced steps
+/// (the last is the final step). Each is a line of the stage's `heldout.jsonl` (`{"step": .., metric: ..}`),
+/// plotted in `heldout.svg`; the trainer's own per-step metrics are plotted in `curves.svg`.
+pub struct HeldOutProbe<'a> {
+    /// Measurements after step 0.
+    pub points: usize,
+    /// Measures a snapshot of the model being trained (on the inference device).
+    pub measure: Box<dyn Fn(Qwen3) -> Result<Measurements, BoxError> + 'a>,
+}
+
+impl HeldOutProbe<'_> {
+    /// The steps after which `total` steps are measured: `points` of them, evenly spaced, the last being `total`.
+    pub fn steps(&self, total: usize) -> Vec<usize> {
+        let points = self.points.min(total);
+        let mut steps: Vec<usize> = (1..=points).map(|i| (i * total).div_ceil(points)).collect();
+        steps.dedup();
+        steps
+    }
+}
+
+/// The per-step metrics plotted in a stage's `curves.svg`, by trainer.
+const SFT_CURVES: [&str; 3] = ["loss", "grad_norm", "lr"];
+const GRPO_CURVES: [&str; 5] = ["reward_mean", "format_ok_fraction", "zero_std_group_fraction", "kl", "loss"];
+
+/// What the stage runner needs of a trainer.
+trait StageTrainer {
+    fn steps_done(&self) -> usize;
+    fn train_steps(&mut self, steps: usize) -> Result<(), BoxError>;
+    fn model(&self) -> &Qwen3;
+}
+
+impl StageTrainer for SftTrainer {
+    fn steps_done(&self) -> usize {
+        SftTrainer::steps_done(self)
+    }
+    fn train_steps(&mut self, steps: usize) -> Result<(), BoxError> {
+        self.train(steps)?;
+        Ok(())
+    }
+    fn model(&self) -> &Qwen3 {
+        SftTrainer::model(self)
+    }
+}
+
+impl StageTrainer for GrpoTrainer {
+    fn steps_done(&self) -> usize {
+        GrpoTrainer::steps_done(self)
+    }
+    fn train_steps(&mut self, steps: usize) -> Result<(), BoxError> {
+        self.train(steps)?;
+        Ok(())
+    }
+    fn model(&self) -> &Qwen3 {
+        GrpoTrainer::model(self)
+    }
 }
 
 impl StageRun<'_> {
+    /// Trains the remaining steps of `total`, measuring held-out metrics at the probe's steps (and before step 1
+    /// of a fresh run), then plots the stage's curves.
+    fn train_with_probe(&self, trainer: &mut impl StageTrainer, total: usize, curves: &[&str]) -> Result<(), BoxError> {
+        let heldout = self.dir.join("heldout.jsonl");
+        let measure_at = self.probe.map(|p| p.steps(total)).unwrap_or_default();
+        let measure = |trainer: &dyn StageTrainer| -> Result<(), BoxError> {
+            let Some(probe) = self.probe else { return Ok(()) };
+            let step = trainer.steps_done();
+            let started = Instant::now();
+            let values = (probe.measure)(trainer.model().valid())?;
+            let mut line = serde_json::Map::new();
+            line.insert("step".into(), step.into());
+            for (name, value) in &values {
+                line.insert(name.clone(), (*value).into());
+            }
+            line.insert("seconds".into(), started.elapsed().as_secs_f64().into());
+            append_line(&heldout, &serde_json::Value::Object(line))?;
+            let shown: Vec<String> = values.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
+            println!("    held-out at step {step}: {}", shown.join(", "));
+            Ok(())
+        };
+        if self.probe.is_some() {
+            if trainer.steps_done() == 0 {
+                // A fresh start: measurements of an interrupted run before its first checkpoint are stale.
+                if heldout.is_file() {
+                    std::fs::remove_file(&heldout)?;
+                }
+                measure(trainer)?;
+            } else {
+                truncate_metrics(&heldout, trainer.steps_done())?;
+            }
+        }
+        while trainer.steps_done() < total {
+            let done = trainer.steps_done();
+            let next = measure_at.iter().copied().find(|&s| s > done).unwrap_or(total);
+            trainer.train_steps(next - done)?;
+            if measure_at.contains(&next) {
+                measure(trainer)?;
+            }
+        }
+        self.plot(curves)
+    }
+
+    /// Draws `curves.svg` from the trainer's metrics and `heldout.svg` from the held-out measurements.
+    fn plot(&self, curves: &[&str]) -> Result<(), BoxError> {
+        let title = |what: &str| format!("stage {}: {what}", self.name);
+        let rows = act_eval::read_metrics(self.dir.join("trainer").join("metrics.jsonl"))?;
+        let present: Vec<&str> =
+            curves.iter().copied().filter(|f| rows.iter().any(|r| r.values.contains_key(*f))).collect();
+        if !present.is_empty() {
+            act_eval::plot_training_curves(&rows, &present, &title("training"), self.dir.join("curves.svg"))?;
+        }
+        let heldout = self.dir.join("heldout.jsonl");
+        if heldout.is_file() {
+            let rows = act_eval::read_metrics(&heldout)?;
+            let mut fields: Vec<String> =
+                rows.iter().flat_map(|r| r.values.keys().cloned()).filter(|k| k != "seconds").collect();
+            fields.sort();
+            fields.dedup();
+            let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+            if !fields.is_empty() {
+                act_eval::plot_training_curves(&rows, &fields, &title("held-out"), self.dir.join("heldout.svg"))?;
+            }
+        }
+        Ok(())
+    }
+
     fn announce(&self, steps: usize, samples: usize) -> Instant {
         println!("  {}: {steps} steps on {samples} samples -> {}", self.name, self.dir.display());
         Instant::now()
@@ -335,8 +479,9 @@ impl StageRun<'_> {
             }
         };
         let mut trainer = trainer.with_output_dir(&trainer_dir)?;
-        let metrics = trainer.train(stage.steps - trainer.steps_done())?;
-        let final_value = metrics.last().map_or(f64::NAN, |m| m.loss);
+        self.train_with_probe(&mut trainer, stage.steps, &SFT_CURVES)?;
+        let metrics = act_eval::read_metrics(trainer_dir.join("metrics.jsonl"))?;
+        let final_value = metrics.last().and_then(|m| m.values.get("loss").copied()).unwrap_or(f64::NAN);
         let record = StageRecord {
             stage: self.name.to_owned(),
             started_from: self.start.dir(),
@@ -393,10 +538,12 @@ impl StageRun<'_> {
             }
         };
         let mut trainer = trainer.with_output_dir(&trainer_dir)?;
-        let metrics = trainer.train(stage.steps - trainer.steps_done())?;
-        // The mean reward of the last tenth of the steps run now: one step's mean is a noisy headline.
+        self.train_with_probe(&mut trainer, stage.steps, &GRPO_CURVES)?;
+        // The mean reward of the last tenth of the steps: one step's mean is a noisy headline.
+        let metrics = act_eval::read_metrics(trainer_dir.join("metrics.jsonl"))?;
         let tail = &metrics[metrics.len() - metrics.len().div_ceil(10).min(metrics.len())..];
-        let final_value = tail.iter().map(|m| m.reward.mean).sum::<f64>() / tail.len().max(1) as f64;
+        let final_value =
+            tail.iter().filter_map(|m| m.values.get("reward_mean")).sum::<f64>() / tail.len().max(1) as f64;
         let record = StageRecord {
             stage: self.name.to_owned(),
             started_from: self.start.dir(),

@@ -24,7 +24,7 @@ pub struct MetricsRow {
 }
 
 /// Reads a metrics JSONL file: one JSON object per line, each with a non-negative integer `step`; numeric fields
-/// are kept, others (strings, nested objects) ignored; blank lines are skipped. A bad line is an error naming the
+/// are kept, nested objects flattened (`reward.mean` is `reward_mean`), others (strings, arrays) ignored; blank lines are skipped. A bad line is an error naming the
 /// file and line.
 pub fn read_metrics(path: impl AsRef<Path>) -> Result<Vec<MetricsRow>, EvalError> {
     let path = path.as_ref();
@@ -46,14 +46,30 @@ fn parse_metrics(text: &str) -> Result<Vec<MetricsRow>, String> {
             .ok_or_else(|| format!("line {line_no}: no `step` field"))?
             .as_u64()
             .ok_or_else(|| format!("line {line_no}: `step` is not a non-negative integer"))?;
-        let values = object
-            .iter()
-            .filter(|(key, _)| key.as_str() != "step")
-            .filter_map(|(key, value)| value.as_f64().filter(|v| v.is_finite()).map(|v| (key.clone(), v)))
-            .collect();
+        let mut values = BTreeMap::new();
+        for (key, value) in object.iter().filter(|(key, _)| key.as_str() != "step") {
+            flatten_into(&mut values, key, value);
+        }
         rows.push(MetricsRow { step, values });
     }
     Ok(rows)
+}
+
+/// Adds the finite numbers of `value` under `key`; a nested object's fields are named `key_field` (GRPO's
+/// `"reward": {"mean": ..}` becomes `reward_mean`), at any depth.
+fn flatten_into(values: &mut BTreeMap<String, f64>, key: &str, value: &serde_json::Value) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            for (field, inner) in fields {
+                flatten_into(values, &format!("{key}_{field}"), inner);
+            }
+        }
+        other => {
+            if let Some(v) = other.as_f64().filter(|v| v.is_finite()) {
+                values.insert(key.to_owned(), v);
+            }
+        }
+    }
 }
 
 /// Draws one panel per field of `fields` (value against step), stacked, into `path` (`.svg` or `.png`).

@@ -28,7 +28,7 @@ fn training_curves_from_metrics_jsonl() {
     let lines: Vec<String> = (0..50)
         .map(|s| {
             format!(
-                "{{\"step\": {s}, \"reward_mean\": {}, \"kl\": {}, \"phase\": \"rl\"}}",
+                "{{\"step\": {s}, \"reward\": {{\"mean\": {}, \"std\": 0.5}}, \"kl\": {}, \"phase\": \"rl\"}}",
                 s as f64 / 50.0,
                 0.01 * s as f64
             )
@@ -37,6 +37,9 @@ fn training_curves_from_metrics_jsonl() {
     std::fs::write(&metrics, lines.join("\n")).unwrap();
     let rows = read_metrics(&metrics).unwrap();
     assert_eq!(rows.len(), 50);
+    assert_eq!(rows[10].values.get("reward_mean"), Some(&0.2), "nested fields are flattened");
+    assert_eq!(rows[10].values.get("reward_std"), Some(&0.5));
+    assert!(!rows[10].values.contains_key("phase"), "strings are not values");
     let out = dir.path().join("plots/curves.svg");
     plot_training_curves(&rows, &["reward_mean", "kl"], "GRPO run", &out).unwrap();
     let svg = std::fs::read_to_string(&out).unwrap();
