@@ -7,7 +7,7 @@
 //! | `act_reasoning`, `act_plain` | `{environment}` `{task}` `{history}` `{observation}` `{admissible_actions}` `{step}` |
 //! | `compare` | the above and `{action_1}` `{action_2}` (both required) |
 //! | `history` | `{step}` `{shown}` `{entries}` (used when there is history; otherwise `{history}` is empty) |
-//! | `history_entry` | `{index}` `{observation}` `{action}` |
+//! | `history_entry` | `{index}` `{observation}` `{action}` `{task}` |
 //! | `admissible` | `{actions}` (used when admissible actions are shown and known) |
 //!
 //! ```
@@ -183,7 +183,7 @@ impl Prompter {
             history_entry: Template::parse(
                 "history_entry",
                 &t.history_entry,
-                &["index", "observation", "action"],
+                &["index", "observation", "action", "task"],
                 &[],
             )?,
             admissible: Template::parse("admissible", &t.admissible, &["actions"], &["actions"])?,
@@ -281,6 +281,7 @@ impl Prompter {
                 self.history_entry.render(|name| match name {
                     "index" => (first_index + i).to_string(),
                     "observation" => entry.observation.to_string(),
+                    "task" => state.task.clone(),
                     _ => entry.action.to_string(),
                 })
             })
@@ -345,6 +346,22 @@ mod tests {
         let templates = PromptTemplates { act_reasoning: "T={task} O={observation}".into(), ..Default::default() };
         let prompter = Prompter::new(PromptConfig::default().with_templates(templates)).unwrap();
         assert_eq!(prompter.act(&state()), "T=open the box. O=You see a box.");
+
+        // A history entry may restate the task (a conversation turn per step, the task in each).
+        let templates = PromptTemplates {
+            act_plain: "{history}{observation} ({task})".into(),
+            history_entry: "{observation} ({task}) > {action}\n".into(),
+            history_separator: String::new(),
+            history: "{entries}".into(),
+            ..Default::default()
+        };
+        let prompter =
+            Prompter::new(PromptConfig::default().with_templates(templates).with_reasoning(false).with_history_len(2))
+                .unwrap();
+        assert_eq!(
+            prompter.act(&state()),
+            "o1 (open the box.) > a1\no2 (open the box.) > a2\nYou see a box. (open the box.)"
+        );
 
         let bad = PromptTemplates { compare: "{action_1} only".into(), ..Default::default() };
         let err = Prompter::new(PromptConfig::default().with_templates(bad)).unwrap_err();
