@@ -39,7 +39,7 @@ pub struct PipelineArgs {
     /// Train ACT on this pairs.jsonl (from another run) instead of sampling pairs from this run's π₀.
     #[arg(long)]
     pub pairs_from: Option<PathBuf>,
-    /// The model preset (`micro`, `tiny`, `small-1m`, `small-6m`, ...), trained from scratch.
+    /// The model preset (`micro`, `tiny`, `small-400k`, `small-1m`, `small-6m`, ...), trained from scratch.
     #[arg(long)]
     pub preset: Option<String>,
     /// The backend: flex, tch, tch-cuda:N, cuda:N.

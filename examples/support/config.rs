@@ -174,6 +174,11 @@ pub struct ExperimentConfig {
     /// with the expert's action ([`crate::dart`]); 0 (the default) trains on clean expert episodes only. An IL
     /// variant that needs the expert at training time; it applies to every IL stage alike.
     pub il_noise: f64,
+    /// Whether `il_noise`'s episodes train on the expert's label at the mistake steps themselves (DART, the
+    /// default) or only on the steps after them (recovery only): a mistake step's label differs from the action in
+    /// the next step's history, so its sample cannot be packed with the rest of the episode and costs a sequence of
+    /// its own; without those samples every relabelled episode trains as one packed sequence.
+    pub il_noise_mistake_labels: bool,
     /// Held-out measurements per training stage, after step 0 (evenly spaced, the last at the final step): the
     /// learning curves in each stage's `heldout.jsonl` / `heldout.svg`; 0 turns them off.
     pub heldout_points: usize,
@@ -198,6 +203,7 @@ impl Default for ExperimentConfig {
             controls: false,
             pairs_from: None,
             il_noise: 0.0,
+            il_noise_mistake_labels: true,
             heldout_points: 4,
             heldout_items: 32,
             training: TrainingConfig::default(),

@@ -10,8 +10,8 @@
 //! is an IL variant that needs an expert at training time, reported as such.
 
 use act_core::{
-    Action, EnvError, Environment, EnvironmentFactory, Outcome, Split, Step, TaskRef, Trajectory, derive_seed,
-    rng_from_seed,
+    Action, EnvError, Environment, EnvironmentFactory, Outcome, Prompter, SftSample, Split, Step, TaskRef, Trajectory,
+    derive_seed, rng_from_seed,
 };
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -88,10 +88,56 @@ pub fn relabelled_episodes<F: EnvironmentFactory>(
     })
 }
 
+/// IL samples of relabelled episodes: every state with the expert's label, or with `mistake_labels` off only the
+/// states where the expert's label is what was played (the steps after each mistake). The latter keep each
+/// episode prefix-consistent under a conversation prompt, so the SFT trainer packs it into one sequence.
+pub fn relabelled_samples(
+    relabelled: &[Relabelled],
+    prompter: &Prompter,
+    history_len: usize,
+    mistake_labels: bool,
+) -> Vec<SftSample> {
+    relabelled
+        .iter()
+        .flat_map(|r| r.trajectory.states(history_len).zip(&r.labels))
+        .filter(|((_, played), label)| mistake_labels || played.as_str() == label.as_str())
+        .map(|((state, _), label)| prompter.sft_sample(&state, label, None))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use act_alfworld::{AlfworldConfig, AlfworldFactory};
+    use act_model::tokenizer::{IM_END, IM_START};
+
+    #[test]
+    fn recovery_only_samples_pack_into_one_sequence_per_episode() {
+        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(6));
+        let noisy = relabelled_episodes(&factory, Split::Train, 6, 0.3, 5).unwrap();
+        // A history window longer than any episode: a sliding window would split long episodes anyway.
+        let config = crate::prompts::prompt_config(crate::config::PromptStyle::Conversation, "ALFWorld", false)
+            .with_history_len(100);
+        let prompter = Prompter::new(config.clone()).unwrap();
+        let all = relabelled_samples(&noisy, &prompter, config.history_len, true);
+        let recovery = relabelled_samples(&noisy, &prompter, config.history_len, false);
+        let steps: usize = noisy.iter().map(|r| r.labels.len()).sum();
+        let mistakes: usize = noisy
+            .iter()
+            .flat_map(|r| r.trajectory.steps.iter().zip(&r.labels))
+            .filter(|(step, label)| step.action != **label)
+            .count();
+        assert!(mistakes > 0);
+        assert_eq!((all.len(), recovery.len()), (steps, steps - mistakes));
+        // Within an episode, each kept sample (prompt, then its answer as an assistant turn) begins the next kept
+        // sample's prompt, so the trainer packs the episode into one sequence; with mistake labels it cannot.
+        let continues = |a: &SftSample, b: &SftSample| {
+            b.prompt.starts_with(&format!("{}{IM_END}\n{IM_START}assistant\n{}{IM_END}", a.prompt, a.completion))
+        };
+        let breaks = |samples: &[SftSample]| samples.windows(2).filter(|w| !continues(&w[0], &w[1])).count();
+        assert_eq!(breaks(&recovery) + 1, noisy.len(), "one chain per episode");
+        assert!(breaks(&all) + 1 > noisy.len());
+    }
 
     #[test]
     fn mistakes_are_played_and_every_state_gets_the_experts_label() {

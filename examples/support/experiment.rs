@@ -228,11 +228,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 derive_seed(seed, 13),
             )
         })?;
-        for r in &relabelled {
-            for ((state, _), label) in r.trajectory.states(prompts.history_len).zip(&r.labels) {
-                il.push(prompts.plain.sft_sample(&state, label, None));
-            }
-        }
+        il.extend(crate::dart::relabelled_samples(
+            &relabelled,
+            &prompts.plain,
+            prompts.history_len,
+            config.il_noise_mistake_labels,
+        ));
     }
     let rl: Vec<_> = train
         .iter()

@@ -77,8 +77,14 @@ impl Qwen3Config {
         }
     }
 
-    /// About 0.9 million parameters with a 1024-token vocabulary (4 layers, 128 wide, head_dim 32): the smallest
-    /// preset that learns ALFWorld's expert from a conversation prompt on a CPU in minutes.
+    /// About 0.4 million parameters with a 1024-token vocabulary (2 layers, 128 wide, head_dim 32, MLP 256): the
+    /// preset the ALFWorld conversation-format IL measurements in `docs/results.md` use; about twice as fast per
+    /// token as `small-1m` on a CPU.
+    pub fn small_400k(vocab_size: usize) -> Self {
+        Qwen3Config { intermediate_size: 256, num_hidden_layers: 2, ..Self::small_1m(vocab_size) }
+    }
+
+    /// About 0.9 million parameters with a 1024-token vocabulary (4 layers, 128 wide, head_dim 32, MLP 384).
     pub fn small_1m(vocab_size: usize) -> Self {
         Qwen3Config {
             hidden_size: 128,
@@ -144,13 +150,14 @@ impl Qwen3Config {
         Self::qwen3_release(4096, 12_288, 36, 32, false)
     }
 
-    /// A preset by name: `micro`, `tiny`, `small-1m`, `small-6m`, `qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, `qwen3-8b`.
+    /// A preset by name: `micro`, `tiny`, `small-400k`, `small-1m`, `small-6m`, `qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, `qwen3-8b`.
     ///
     /// `vocab_size` applies to the two small presets only; the Qwen3 presets use Qwen's vocabulary.
     pub fn preset(name: &str, vocab_size: usize) -> Result<Self, ModelError> {
         match name {
             "micro" => Ok(Self::micro(vocab_size)),
             "tiny" => Ok(Self::tiny(vocab_size)),
+            "small-400k" => Ok(Self::small_400k(vocab_size)),
             "small-1m" => Ok(Self::small_1m(vocab_size)),
             "small-6m" => Ok(Self::small_6m(vocab_size)),
             "qwen3-0.6b" => Ok(Self::qwen3_0_6b()),
@@ -158,7 +165,7 @@ impl Qwen3Config {
             "qwen3-4b" => Ok(Self::qwen3_4b()),
             "qwen3-8b" => Ok(Self::qwen3_8b()),
             other => Err(ModelError::Config(format!(
-                "unknown preset `{other}` (expected micro, tiny, small-1m, small-6m, qwen3-0.6b, qwen3-1.7b, qwen3-4b or qwen3-8b)"
+                "unknown preset `{other}` (expected micro, tiny, small-400k, small-1m, small-6m, qwen3-0.6b, qwen3-1.7b, qwen3-4b or qwen3-8b)"
             ))),
         }
     }
@@ -437,6 +444,7 @@ mod tests {
         for c in [
             Qwen3Config::micro(300),
             Qwen3Config::tiny(300),
+            Qwen3Config::small_400k(1024),
             Qwen3Config::small_1m(1024),
             Qwen3Config::small_6m(4096),
             Qwen3Config::qwen3_8b(),
@@ -453,6 +461,9 @@ mod tests {
         assert_eq!(c.num_parameters(), 596_049_920);
         let one = Qwen3Config::small_1m(1024).num_parameters();
         assert!((500_000..2_000_000).contains(&one), "{one}");
+        let two_layers = Qwen3Config::preset("small-400k", 1024).unwrap();
+        assert_eq!((two_layers.num_hidden_layers, two_layers.head_dim), (2, 32));
+        assert!((350_000..450_000).contains(&two_layers.num_parameters()), "{}", two_layers.num_parameters());
         let small = Qwen3Config::small_6m(4096).num_parameters();
         assert!((5_000_000..7_000_000).contains(&small), "{small}");
         let micro = Qwen3Config::preset("micro", 1024).unwrap().num_parameters();
