@@ -164,7 +164,7 @@ pub struct ExperimentConfig {
     /// Prompt templates.
     pub prompt_style: PromptStyle,
     /// Whether to run the paper's controls (re-sampled pairs; IL for as many extra steps as ACT took). Off by
-    /// default: they add about five minutes to the quickstart's ten.
+    /// default: they add about two minutes to the quickstart's four.
     pub controls: bool,
     /// A pair file (`pairs.jsonl` of another run) to train ACT on instead of sampling pairs from this run's π₀:
     /// the paper's cross-size reuse.
