@@ -26,7 +26,7 @@ fn main() {
     let result = args
         .pipeline
         .experiment_config()
-        .and_then(|config| run_seeds(&Benchmark::native_alfworld(config.train_games), &args.pipeline, "alfworld"));
+        .and_then(|config| run_seeds(&Benchmark::native_alfworld(config.train_tasks()), &args.pipeline, "alfworld"));
     if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);

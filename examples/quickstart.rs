@@ -30,7 +30,7 @@ fn main() {
     let result = args
         .pipeline
         .experiment_config()
-        .and_then(|config| run_seeds(&Benchmark::native_alfworld(config.train_games), &args.pipeline, "quickstart"));
+        .and_then(|config| run_seeds(&Benchmark::native_alfworld(config.train_tasks()), &args.pipeline, "quickstart"));
     if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);

@@ -204,3 +204,26 @@ fn the_pipeline_runs_resumes_and_repeats() {
     let err = run_experiment(&bench(), &other, &run).unwrap_err().to_string();
     assert!(err.contains("another config"), "{err}");
 }
+
+#[test]
+fn an_expert_base_stage_trains_on_tasks_disjoint_from_the_training_games() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = toy_config();
+    config.controls = false;
+    config.training.base_data = act_examples::config::BaseData::Expert;
+    assert_eq!(config.train_tasks(), 8);
+    run_experiment(&bench(), &config, dir.path()).unwrap();
+    let base: Vec<Trajectory> = read_jsonl(dir.path().join("expert_base.jsonl")).unwrap();
+    let train: Vec<Trajectory> = read_jsonl(dir.path().join("expert_train.jsonl")).unwrap();
+    let ids = |t: &[Trajectory]| t.iter().map(|t| t.task_id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&base), ["train/4", "train/5", "train/6", "train/7"]);
+    assert_eq!(ids(&train), ["train/0", "train/1", "train/2", "train/3"]);
+    assert!(base.iter().all(|t| t.outcome.won));
+    assert!(!dir.path().join("random_train.jsonl").exists());
+    assert_eq!(record(dir.path(), "base").steps, config.training.base.steps);
+
+    // Too few tasks after the training games: a clear error, not a silently smaller base stage.
+    config.training.base_episodes = 5;
+    let err = run_experiment(&bench(), &config, &dir.path().join("short")).unwrap_err().to_string();
+    assert!(err.contains("needs 5 training tasks after the first 4"), "{err}");
+}

@@ -49,6 +49,21 @@ pub enum PromptStyle {
     Conversation,
 }
 
+/// What the base stage of a from-scratch preset trains π₀ on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BaseData {
+    /// Random-policy episodes on the training tasks: π₀ learns the environment's words and the output formats,
+    /// and nothing about which action is good.
+    #[default]
+    Random,
+    /// The expert's episodes on `base_episodes` training tasks after the first `train_games`, so disjoint from the
+    /// tasks IL and ACT train on: π₀ starts as a weak imitator, the way the paper's π₀ (a pretrained LLM) starts
+    /// with a prior over sensible actions. Comparisons are still answered by a coin flip. The environment needs
+    /// `train_games + base_episodes` training tasks.
+    Expert,
+}
+
 /// One supervised stage (the base stage or IL).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -110,10 +125,13 @@ pub struct TrainingConfig {
     pub model: ModelSource,
     /// The backend: `flex` (CPU, default), `tch`, `tch-cuda:N` or `cuda:N` (the latter need act-model's features).
     pub backend: String,
-    /// The base stage (from-scratch presets only): random-policy episodes teach π₀ the environment's language.
+    /// The base stage (from-scratch presets only): random-policy (or, with [`BaseData::Expert`], expert) episodes
+    /// teach π₀ the environment's language.
     pub base: SftStageConfig,
-    /// Random-policy episodes on training tasks for the base stage.
+    /// Episodes the base stage trains on.
     pub base_episodes: usize,
+    /// What they are.
+    pub base_data: BaseData,
     /// ACT: GRPO on comparison prompts.
     pub act: GrpoStageConfig,
     /// IL: SFT on expert actions.
@@ -133,6 +151,7 @@ impl Default for TrainingConfig {
             backend: "flex".into(),
             base: SftStageConfig { steps: 80, ..SftStageConfig::default() },
             base_episodes: 100,
+            base_data: BaseData::Random,
             act: GrpoStageConfig { steps: 40, max_completion_tokens: 8, ..GrpoStageConfig::default() },
             il: SftStageConfig::default(),
             rl: GrpoStageConfig { steps: 20, lr: 3e-4, ..GrpoStageConfig::default() },
@@ -212,6 +231,14 @@ impl Default for ExperimentConfig {
 }
 
 impl ExperimentConfig {
+    /// The training tasks the experiment uses: the first `train_games`, then the base stage's expert tasks.
+    pub fn train_tasks(&self) -> usize {
+        match self.training.base_data {
+            BaseData::Random => self.train_games,
+            BaseData::Expert => self.train_games + self.training.base_episodes,
+        }
+    }
+
     /// Reads a JSON config file; fields it does not set keep their defaults.
     pub fn from_json_file(path: impl AsRef<Path>) -> Result<Self, String> {
         let path = path.as_ref();
@@ -287,6 +314,21 @@ mod tests {
         let bad = ExperimentConfig { k: 0, ..ExperimentConfig::default() };
         assert!(bad.validate().is_err());
         ExperimentConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn expert_base_data_uses_tasks_after_the_training_games() {
+        let mut c = ExperimentConfig { train_games: 40, ..ExperimentConfig::default() };
+        assert_eq!(c.train_tasks(), 40);
+        c.training.base_data = BaseData::Expert;
+        c.training.base_episodes = 25;
+        assert_eq!(c.train_tasks(), 65);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, r#"{"training": {"base_data": "expert"}}"#).unwrap();
+        assert_eq!(ExperimentConfig::from_json_file(&path).unwrap().training.base_data, BaseData::Expert);
+        std::fs::write(&path, r#"{"training": {"base_data": "oracle"}}"#).unwrap();
+        assert!(ExperimentConfig::from_json_file(&path).unwrap_err().contains("training.base_data"));
     }
 
     #[test]

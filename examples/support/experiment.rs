@@ -25,7 +25,7 @@ use act_pairs::{PairBuilder, PairConfig, PairMode};
 use act_rewards::{ComparisonConfig, NextActionConfig};
 
 use crate::Stage;
-use crate::config::{ExperimentConfig, ModelSource, PromptStyle};
+use crate::config::{BaseData, ExperimentConfig, ModelSource, PromptStyle};
 use crate::pipeline::expert_trajectories;
 use crate::prompts::prompt_config;
 use crate::stages::{BoxError, HeldOutProbe, ModelContext, StageRun, StartFrom, act_samples, base_samples, model_dir};
@@ -48,10 +48,11 @@ pub struct Benchmark<F> {
 }
 
 impl Benchmark<act_alfworld::AlfworldFactory> {
-    /// The native ALFWorld as the quickstart and the `alfworld` example run it: `train_games` training tasks, then
-    /// on-line evaluation on the in-distribution and out-of-distribution splits.
-    pub fn native_alfworld(train_games: usize) -> Self {
-        let config = act_alfworld::AlfworldConfig::default().with_train_size(train_games.max(1));
+    /// The native ALFWorld as the quickstart and the `alfworld` example run it: `train_tasks` training tasks
+    /// ([`ExperimentConfig::train_tasks`](crate::config::ExperimentConfig::train_tasks)), then on-line evaluation on
+    /// the in-distribution and out-of-distribution splits.
+    pub fn native_alfworld(train_tasks: usize) -> Self {
+        let config = act_alfworld::AlfworldConfig::default().with_train_size(train_tasks.max(1));
         Benchmark {
             name: "alfworld".into(),
             environment: "the ALFRED Embodied Environment".into(),
@@ -245,16 +246,39 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let s = Stage::start("0. tokenizer and initial policy π₀");
     let base_data = match &t.model {
         ModelSource::Preset { .. } => {
-            let random = cached_jsonl(&dir.join("random_train.jsonl"), || {
-                crate::stages::random_trajectories(
-                    &bench.factory,
-                    bench.train_split,
-                    t.base_episodes,
-                    20,
-                    derive_seed(seed, 2),
-                )
-            })?;
-            base_samples(&random, &prompts.plain, &prompts.reasoning, prompts.history_len, derive_seed(seed, 3))
+            let episodes = match t.base_data {
+                BaseData::Random => cached_jsonl(&dir.join("random_train.jsonl"), || {
+                    crate::stages::random_trajectories(
+                        &bench.factory,
+                        bench.train_split,
+                        t.base_episodes,
+                        20,
+                        derive_seed(seed, 2),
+                    )
+                })?,
+                BaseData::Expert => {
+                    let expert = cached_jsonl(&dir.join("expert_base.jsonl"), || {
+                        crate::pipeline::expert_trajectories_from(
+                            &bench.factory,
+                            bench.train_split,
+                            config.train_games,
+                            t.base_episodes,
+                            derive_seed(seed, 2),
+                        )
+                    })?;
+                    if expert.len() < t.base_episodes {
+                        return Err(format!(
+                            "base_data `expert` needs {} training tasks after the first {}; the environment has {}",
+                            t.base_episodes,
+                            config.train_games,
+                            config.train_games + expert.len()
+                        )
+                        .into());
+                    }
+                    expert
+                }
+            };
+            base_samples(&episodes, &prompts.plain, &prompts.reasoning, prompts.history_len, derive_seed(seed, 3))
         }
         ModelSource::Checkpoint { .. } => Vec::new(),
     };

@@ -200,6 +200,21 @@ pub fn expert_trajectories<F: EnvironmentFactory>(
     })
 }
 
+/// The expert's trajectories on tasks `first..first + games` of `split` (fewer when the split ends sooner);
+/// episode `i` of the range is seeded with `derive_seed(seed, i)`.
+pub fn expert_trajectories_from<F: EnvironmentFactory>(
+    factory: &F,
+    split: Split,
+    first: usize,
+    games: usize,
+    seed: u64,
+) -> Result<Vec<Trajectory>, EnvError> {
+    let available = factory.make()?.num_tasks(split)?;
+    per_episode(factory, games.min(available.saturating_sub(first)), |env, i| {
+        collect_expert_trajectory(env, &TaskRef::index(split, first + i), derive_seed(seed, i as u64))
+    })
+}
+
 /// `play(env, i)` for episodes `0..episodes`, in parallel, each worker thread on its own environment from
 /// `factory`; the results are in episode order.
 pub fn per_episode<F: EnvironmentFactory, T: Send>(

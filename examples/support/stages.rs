@@ -216,9 +216,11 @@ pub fn random_trajectories<F: EnvironmentFactory>(
     })
 }
 
-/// The base stage's samples: at every state of the random trajectories, the random action after the plain and
-/// the reasoning action prompt, and a random answer to a comparison of two random admissible actions. π₀ learns
-/// the output formats and the environment's words, not which action is good.
+/// The base stage's samples: at every state of the trajectories, the action taken there after the plain and the
+/// reasoning action prompt, and a random answer to a comparison of two random admissible actions. On random-policy
+/// trajectories π₀ learns the output formats and the environment's words, not which action is good; on expert
+/// trajectories of other tasks it also learns what competent play looks like, but never which of two actions to
+/// prefer.
 pub fn base_samples(
     trajectories: &[Trajectory],
     plain: &Prompter,
