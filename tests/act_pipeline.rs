@@ -224,6 +224,8 @@ fn an_expert_base_stage_trains_on_tasks_disjoint_from_the_training_games() {
 
     // Too few tasks after the training games: a clear error, not a silently smaller base stage.
     config.training.base_episodes = 5;
-    let err = run_experiment(&bench(), &config, &dir.path().join("short")).unwrap_err().to_string();
+    let short = dir.path().join("short");
+    let err = run_experiment(&bench(), &config, &short).unwrap_err().to_string();
     assert!(err.contains("needs 5 training tasks after the first 4"), "{err}");
+    assert!(!short.join("expert_base.jsonl").exists(), "a short base set is not cached");
 }

@@ -256,16 +256,15 @@ pub fn run_experiment<F: EnvironmentFactory>(
                         derive_seed(seed, 2),
                     )
                 })?,
-                BaseData::Expert => {
-                    let expert = cached_jsonl(&dir.join("expert_base.jsonl"), || {
-                        crate::pipeline::expert_trajectories_from(
-                            &bench.factory,
-                            bench.train_split,
-                            config.train_games,
-                            t.base_episodes,
-                            derive_seed(seed, 2),
-                        )
-                    })?;
+                // Checked before anything is cached, so a rerun with a larger environment starts afresh.
+                BaseData::Expert => cached_jsonl(&dir.join("expert_base.jsonl"), || -> Result<_, BoxError> {
+                    let expert = crate::pipeline::expert_trajectories_from(
+                        &bench.factory,
+                        bench.train_split,
+                        config.train_games,
+                        t.base_episodes,
+                        derive_seed(seed, 2),
+                    )?;
                     if expert.len() < t.base_episodes {
                         return Err(format!(
                             "base_data `expert` needs {} training tasks after the first {}; the environment has {}",
@@ -275,8 +274,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
                         )
                         .into());
                     }
-                    expert
-                }
+                    Ok(expert)
+                })?,
             };
             base_samples(&episodes, &prompts.plain, &prompts.reasoning, prompts.history_len, derive_seed(seed, 3))
         }
