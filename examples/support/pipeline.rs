@@ -194,10 +194,7 @@ pub fn expert_trajectories<F: EnvironmentFactory>(
     games: usize,
     seed: u64,
 ) -> Result<Vec<Trajectory>, EnvError> {
-    let available = factory.make()?.num_tasks(split)?;
-    per_episode(factory, games.min(available), |env, i| {
-        collect_expert_trajectory(env, &TaskRef::index(split, i), derive_seed(seed, i as u64))
-    })
+    expert_trajectories_from(factory, split, 0, games, seed)
 }
 
 /// The expert's trajectories on tasks `first..first + games` of `split` (fewer when the split ends sooner);
