@@ -55,8 +55,14 @@ fn il_fits_its_training_states() {
     let training = TrainingConfig { max_length: 1024, checkpoint_every: 0, ..TrainingConfig::default() };
     let shape = Qwen3Config::preset("tiny", context.tokenizer.vocab_size()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let il =
-        SftStageConfig { steps: 120, batch_size: GAMES, lr: 1e-2, schedule: ScheduleKind::Cosine, warmup_steps: 10 };
+    let il = SftStageConfig {
+        steps: 120,
+        batch_size: GAMES,
+        lr: 1e-2,
+        schedule: ScheduleKind::Cosine,
+        warmup_steps: 10,
+        ..Default::default()
+    };
     stage("il", dir.path(), &context, &training, StartFrom::Fresh(shape)).sft(&il, samples).unwrap();
 
     let model = load_model(&model_dir(&dir.path().join("il")), &context.device().unwrap()).unwrap();
@@ -120,7 +126,14 @@ fn act_beats_chance_on_its_training_pairs() {
     let training = TrainingConfig { max_length: 1024, checkpoint_every: 0, ..TrainingConfig::default() };
     let shape = Qwen3Config::preset("tiny", context.tokenizer.vocab_size()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let base = SftStageConfig { steps: 80, batch_size: 16, lr: 1e-2, schedule: ScheduleKind::Cosine, warmup_steps: 5 };
+    let base = SftStageConfig {
+        steps: 80,
+        batch_size: 16,
+        lr: 1e-2,
+        schedule: ScheduleKind::Cosine,
+        warmup_steps: 5,
+        ..Default::default()
+    };
     stage("base", dir.path(), &context, &training, StartFrom::Fresh(shape)).sft(&base, format).unwrap();
 
     // GRPO needs many passes over each pair to build the feature that tells the two orders apart: on these 54

@@ -78,6 +78,9 @@ pub struct SftStageConfig {
     pub schedule: ScheduleKind,
     /// Warm-up steps (linear from 0 to `lr`).
     pub warmup_steps: usize,
+    /// Language modelling on whole sequences: the prompts' tokens (an episode's observations) carry loss as well
+    /// as the completions. Off for imitation; for a base stage that teaches a from-scratch model to read.
+    pub loss_on_prompts: bool,
 }
 
 /// One GRPO stage (ACT or RL).
@@ -100,7 +103,14 @@ pub struct GrpoStageConfig {
 
 impl Default for SftStageConfig {
     fn default() -> Self {
-        SftStageConfig { steps: 100, batch_size: 16, lr: 3e-3, schedule: ScheduleKind::Constant, warmup_steps: 10 }
+        SftStageConfig {
+            steps: 100,
+            batch_size: 16,
+            lr: 3e-3,
+            schedule: ScheduleKind::Constant,
+            warmup_steps: 10,
+            loss_on_prompts: false,
+        }
     }
 }
 

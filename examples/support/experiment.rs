@@ -453,8 +453,10 @@ pub fn run_experiment<F: EnvironmentFactory>(
         let dir_of_model =
             if method.model == "base" { base_dir.clone() } else { model_dir(&models.join(method.model)) };
         let model = crate::stages::load_model(&dir_of_model, &device)?;
+        // An episode's next prompt continues its last one: reuse its keys and values instead of re-encoding.
         let policy = ModelPolicy::new(method.name, model, context.tokenizer.clone(), context.template.clone())
-            .with_batch_size(config.eval_batch_size);
+            .with_batch_size(config.eval_batch_size)
+            .with_prefix_reuse(4 * config.eval_batch_size);
         for split in &bench.eval_splits {
             let path = eval_dir.join(format!("{}_{split}.json", slug(method.name)));
             discard_if_older(&path, &dir_of_model)?;

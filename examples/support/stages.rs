@@ -463,6 +463,7 @@ impl StageRun<'_> {
             .with_schedule(stage.schedule, stage.warmup_steps.min(stage.steps - 1))
             .with_max_length(self.training.max_length)
             .with_prefix_packing(true)
+            .with_loss_on_prompts(stage.loss_on_prompts)
             .with_seed(self.seed)
             .with_total_steps(stage.steps)
             .with_checkpoint_every(self.training.checkpoint_every);

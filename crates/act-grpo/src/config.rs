@@ -593,6 +593,10 @@ pub struct SftConfig {
     /// ([`crate::packing`]): one sequence per multi-turn episode instead of one per step. `batch_size` then
     /// counts packed sequences.
     pub pack_prefixes: bool,
+    /// Language modelling: every token of a sequence after its first carries loss, the prompt's too (the
+    /// observations of an episode as well as its actions), not only the completions. For a base stage that
+    /// teaches a model trained from scratch to read an environment's text; off for imitation.
+    pub loss_on_prompts: bool,
     /// Optimiser settings.
     pub optimizer: OptimizerConfig,
     /// Run settings.
@@ -607,6 +611,7 @@ impl Default for SftConfig {
             max_length: 1024,
             eval_every: 0,
             pack_prefixes: false,
+            loss_on_prompts: false,
             optimizer: OptimizerConfig::sft_default(),
             run: RunConfig::default(),
         }
@@ -661,6 +666,12 @@ impl SftConfig {
     /// Sets whether samples that begin another sample's prompt are packed into it ([`crate::packing`]).
     pub fn with_prefix_packing(mut self, on: bool) -> Self {
         self.pack_prefixes = on;
+        self
+    }
+
+    /// Sets whether the prompts' tokens carry loss too (language modelling on whole sequences).
+    pub fn with_loss_on_prompts(mut self, on: bool) -> Self {
+        self.loss_on_prompts = on;
         self
     }
 

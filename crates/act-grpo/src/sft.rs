@@ -94,8 +94,26 @@ fn encode_untruncated(
     Ok((ids, prompt_len))
 }
 
-/// The training sequences of `samples`: each alone (cut to `max_length`), or prefix-packed when `pack` is set.
+/// The training sequences of `samples`: each alone (cut to `max_length`), or prefix-packed when `pack` is set;
+/// with `whole`, every token after a sequence's first carries loss (one span over the sequence).
 fn training_sequences(
+    tokenizer: &ChatTokenizer,
+    template: &ChatTemplate,
+    samples: &[SftSample],
+    max_length: usize,
+    pack: bool,
+    whole: bool,
+) -> Result<Vec<PackedSequence>, GrpoError> {
+    let mut units = completion_sequences(tokenizer, template, samples, max_length, pack)?;
+    if whole {
+        for unit in &mut units {
+            unit.spans = std::iter::once(1..unit.ids.len()).collect();
+        }
+    }
+    Ok(units)
+}
+
+fn completion_sequences(
     tokenizer: &ChatTokenizer,
     template: &ChatTemplate,
     samples: &[SftSample],
@@ -135,9 +153,9 @@ impl SftTrainer {
         crate::grpo::check_vocab(&model, &tokenizer)?;
         let mut rng = rng_from_seed(config.run.seed);
         let count = samples.len();
-        let (max_length, pack) = (config.max_length, config.pack_prefixes);
-        let units = training_sequences(&tokenizer, &template, &samples, max_length, pack)?;
-        let validation = training_sequences(&tokenizer, &template, &validation, max_length, pack)?;
+        let (max_length, pack, whole) = (config.max_length, config.pack_prefixes, config.loss_on_prompts);
+        let units = training_sequences(&tokenizer, &template, &samples, max_length, pack, whole)?;
+        let validation = training_sequences(&tokenizer, &template, &validation, max_length, pack, whole)?;
         let cursor = DataCursor::new(units.len(), &mut rng);
         let updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
         Ok(SftTrainer {
@@ -186,7 +204,8 @@ impl SftTrainer {
             return Err(bad("the config differs from the checkpointed run's".into()));
         }
         let count = samples.len();
-        let units = training_sequences(&tokenizer, &template, &samples, config.max_length, config.pack_prefixes)?;
+        let (max_length, pack, whole) = (config.max_length, config.pack_prefixes, config.loss_on_prompts);
+        let units = training_sequences(&tokenizer, &template, &samples, max_length, pack, whole)?;
         if state.cursor.len() != units.len() {
             return Err(bad(format!(
                 "the run had {} training sequences, {} given ({count} samples)",
@@ -194,8 +213,7 @@ impl SftTrainer {
                 units.len()
             )));
         }
-        let validation =
-            training_sequences(&tokenizer, &template, &validation, config.max_length, config.pack_prefixes)?;
+        let validation = training_sequences(&tokenizer, &template, &validation, max_length, pack, whole)?;
         let mut updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
         updater.optimizer = loaded.policy.restore_optimizer(updater.optimizer)?;
         updater.updates = state.updates;
@@ -400,5 +418,24 @@ mod tests {
         assert_eq!((tiny.len(), tiny_prompt), (3, 1));
         assert!(completion > 2);
         assert!(encode_sft(&tokenizer, &template, &sample, 1).is_err());
+    }
+
+    #[test]
+    fn loss_on_prompts_spans_every_token_after_the_first() {
+        let corpus = (0..50).map(|i| format!("you see a mug {i} <action>take mug {i}</action>"));
+        let tokenizer = ChatTokenizer::train_bpe(corpus, 300).unwrap();
+        let template = ChatTemplate::default();
+        let first = SftSample {
+            id: "0".into(),
+            prompt: "you see a mug 1".into(),
+            completion: "<action>take mug 1</action>".into(),
+        };
+        let samples = vec![first];
+        let completions = training_sequences(&tokenizer, &template, &samples, 0, true, false).unwrap();
+        let whole = training_sequences(&tokenizer, &template, &samples, 0, true, true).unwrap();
+        let (ids, prompt_len) = encode_sft(&tokenizer, &template, &samples[0], 0).unwrap();
+        assert_eq!(completions[0].spans, std::iter::once(prompt_len..ids.len()).collect::<Vec<_>>());
+        assert_eq!(whole[0].ids, ids);
+        assert_eq!(whole[0].spans, std::iter::once(1..ids.len()).collect::<Vec<_>>());
     }
 }

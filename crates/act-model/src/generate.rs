@@ -8,6 +8,8 @@ use burn::prelude::*;
 
 use crate::batch::{PadSide, TokenBatch, causal_bias};
 use crate::error::ModelError;
+use crate::kv_cache::{KvCache, LayerCache};
+use crate::prefix_cache::{PrefixStore, StoredPrefix};
 use crate::qwen3::Qwen3;
 use crate::sampling::Sampler;
 
@@ -101,6 +103,31 @@ pub fn generate(
     config: &GenerationConfig,
     stop: &dyn StopCondition,
 ) -> Result<Vec<Generation>, ModelError> {
+    generate_with(model, prompts, seeds, config, stop, None)
+}
+
+/// [`generate`], taking each prompt's longest stored prefix from `store` instead of encoding it, and storing
+/// every row's prompt and completion for later calls (see [`crate::prefix_cache`]). The store must hold keys of
+/// this model's current weights: clear it when they change. Without `config.use_cache` the store is not used.
+pub fn generate_reusing(
+    model: &Qwen3,
+    prompts: &[Vec<u32>],
+    seeds: &[u64],
+    config: &GenerationConfig,
+    stop: &dyn StopCondition,
+    store: &mut PrefixStore,
+) -> Result<Vec<Generation>, ModelError> {
+    generate_with(model, prompts, seeds, config, stop, config.use_cache.then_some(store))
+}
+
+fn generate_with(
+    model: &Qwen3,
+    prompts: &[Vec<u32>],
+    seeds: &[u64],
+    config: &GenerationConfig,
+    stop: &dyn StopCondition,
+    mut store: Option<&mut PrefixStore>,
+) -> Result<Vec<Generation>, ModelError> {
     if prompts.len() != seeds.len() {
         return Err(ModelError::Input(format!("{} prompts but {} seeds", prompts.len(), seeds.len())));
     }
@@ -117,7 +144,10 @@ pub fn generate(
     }
     let mut rngs: Vec<_> = seeds.iter().map(|&s| act_core::rng_from_seed(s)).collect();
     let device = model.device();
-    let mut state = DecodeState::prefill(model, prompts, config, &device)?;
+    let mut state = match store.as_deref_mut() {
+        Some(store) => DecodeState::prefill_reusing(model, prompts, config, store, &device)?,
+        None => DecodeState::prefill(model, prompts, config, &device)?,
+    };
     loop {
         let logits = state.last_logits.take().expect("logits of the previous step");
         let mut finished = Vec::new();
@@ -134,6 +164,13 @@ pub fn generate(
                 finished.push(slot);
             } else if out.tokens.len() >= config.max_new_tokens {
                 finished.push(slot);
+            }
+        }
+        if let Some(store) = store.as_deref_mut() {
+            for &slot in &finished {
+                if let Some(prefix) = state.stored_row(slot, prompts, &results, &device) {
+                    store.insert(prefix);
+                }
             }
         }
         let next: Vec<u32> =
@@ -180,6 +217,102 @@ impl DecodeState {
             cache,
             last_logits,
         })
+    }
+
+    /// [`DecodeState::prefill`] starting each row from its longest prefix in `store`: the stored keys and values
+    /// are left-padded to a common length, then the rest of each prompt (left-padded too) is encoded after them.
+    fn prefill_reusing(
+        model: &Qwen3,
+        prompts: &[Vec<u32>],
+        config: &GenerationConfig,
+        store: &mut PrefixStore,
+        device: &Device,
+    ) -> Result<Self, ModelError> {
+        let matches: Vec<Option<(usize, usize)>> = prompts.iter().map(|p| store.longest_match(p)).collect();
+        let reused: Vec<usize> = matches.iter().map(|m| m.map_or(0, |(_, len)| len)).collect();
+        let cached = reused.iter().copied().max().unwrap_or(0);
+        let total: usize = prompts.iter().map(Vec::len).sum();
+        store.record(reused.iter().sum(), total - reused.iter().sum::<usize>());
+        if cached == 0 {
+            return Self::prefill(model, prompts, config, device);
+        }
+        let [_, kv_heads, _, head_dim] =
+            match store.entry(matches.iter().flatten().next().expect("a match").0).layers.first() {
+                Some((k, _)) => k.dims(),
+                None => return Err(ModelError::Input("a stored prefix has no layers".into())),
+            };
+        // Per layer: every row's reused keys/values, left-padded with zeros (masked) to `cached` positions.
+        let mut layers = Vec::with_capacity(model.layers.len());
+        for layer in 0..model.layers.len() {
+            let (mut keys, mut values) = (Vec::with_capacity(prompts.len()), Vec::with_capacity(prompts.len()));
+            for (m, &len) in matches.iter().zip(&reused) {
+                let pad = cached - len;
+                let zeros = || Tensor::<4>::zeros([1, kv_heads, pad, head_dim], device);
+                let (k, v) = match m {
+                    Some((entry, _)) => {
+                        let (k, v) = &store.entry(*entry).layers[layer];
+                        let (k, v) = (k.clone().narrow(2, 0, len), v.clone().narrow(2, 0, len));
+                        if pad > 0 {
+                            (Tensor::cat(vec![zeros(), k], 2), Tensor::cat(vec![zeros(), v], 2))
+                        } else {
+                            (k, v)
+                        }
+                    }
+                    None => (zeros(), zeros()),
+                };
+                keys.push(k);
+                values.push(v);
+            }
+            layers.push(LayerCache::from_parts(Tensor::cat(keys, 0), Tensor::cat(values, 0)));
+        }
+        let mut cache = KvCache::from_layers(layers);
+        let rests: Vec<Vec<u32>> = prompts.iter().zip(&reused).map(|(p, &len)| p[len..].to_vec()).collect();
+        let batch = TokenBatch::from_sequences(&rests, config.pad_token_id, PadSide::Left)?;
+        let seq = batch.seq();
+        let mut key_mask = Vec::with_capacity(prompts.len() * (cached + seq));
+        let mut positions = Vec::with_capacity(prompts.len() * seq);
+        for (row, &len) in reused.iter().enumerate() {
+            key_mask.extend((0..cached).map(|j| j >= cached - len));
+            let rest_mask = &batch.mask()[row * seq..(row + 1) * seq];
+            key_mask.extend_from_slice(rest_mask);
+            let mut next = len;
+            for &real in rest_mask {
+                positions.push(if real { next } else { 0 });
+                next += real as usize;
+            }
+        }
+        let bias = causal_bias(&key_mask, prompts.len(), cached + seq, seq, device);
+        let hidden = model.run(batch.ids_tensor(device), &positions, bias, Some(&mut cache));
+        let last_logits = Some(last_token_logits(model, hidden)?);
+        Ok(DecodeState {
+            rows: (0..prompts.len()).collect(),
+            key_mask: key_mask.chunks(cached + seq).map(<[bool]>::to_vec).collect(),
+            next_position: prompts.iter().map(Vec::len).collect(),
+            cache: Some(cache),
+            last_logits,
+        })
+    }
+
+    /// Slot `slot`'s prompt and the tokens fed after it (all but its newest token), with their keys and values.
+    fn stored_row(
+        &self,
+        slot: usize,
+        prompts: &[Vec<u32>],
+        results: &[Generation],
+        device: &Device,
+    ) -> Option<StoredPrefix> {
+        let cache = self.cache.as_ref()?;
+        let row = self.rows[slot];
+        let fed = results[row].tokens.len().saturating_sub(1);
+        let ids = [prompts[row].as_slice(), &results[row].tokens[..fed]].concat();
+        let real: Vec<i64> =
+            self.key_mask[slot].iter().enumerate().filter(|&(_, &m)| m).map(|(j, _)| j as i64).collect();
+        if real.len() != ids.len() {
+            return None;
+        }
+        let keep = Tensor::<1, Int>::from_data(TensorData::new(real.clone(), [real.len()]), device);
+        let layers = cache.layers().iter().map(|l| l.row(slot, &keep)).collect::<Option<Vec<_>>>()?;
+        Some(StoredPrefix { ids, layers })
     }
 
     fn drop_rows(&mut self, finished: &[usize], device: &Device) {

@@ -38,6 +38,17 @@ impl LayerCache {
         self.len() == 0
     }
 
+    /// A cache holding `keys` and `values` (`[batch, kv_heads, cached, head_dim]`).
+    pub(crate) fn from_parts(keys: Tensor<4>, values: Tensor<4>) -> Self {
+        LayerCache { keys: Some(keys), values: Some(values) }
+    }
+
+    /// Batch row `row`'s keys and values at the positions `keep` (`[1, kv_heads, keep.len(), head_dim]`).
+    pub(crate) fn row(&self, row: usize, keep: &Tensor<1, Int>) -> Option<(Tensor<4>, Tensor<4>)> {
+        let (k, v) = (self.keys.as_ref()?, self.values.as_ref()?);
+        Some((k.clone().narrow(0, row, 1).select(2, keep.clone()), v.clone().narrow(0, row, 1).select(2, keep.clone())))
+    }
+
     fn select_rows(&mut self, rows: &Tensor<1, Int>) {
         self.keys = self.keys.take().map(|k| k.select(0, rows.clone()));
         self.values = self.values.take().map(|v| v.select(0, rows.clone()));
@@ -54,6 +65,16 @@ impl KvCache {
     /// An empty cache for `num_layers` layers.
     pub fn new(num_layers: usize) -> Self {
         KvCache { layers: vec![LayerCache::default(); num_layers] }
+    }
+
+    /// A cache made of the given layers.
+    pub(crate) fn from_layers(layers: Vec<LayerCache>) -> Self {
+        KvCache { layers }
+    }
+
+    /// Every layer's cache.
+    pub(crate) fn layers(&self) -> &[LayerCache] {
+        &self.layers
     }
 
     /// Layer `i`'s cache.

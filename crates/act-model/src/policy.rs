@@ -1,8 +1,11 @@
 //! act-core's [`Policy`] for a Qwen3 model: chat template, batched KV-cache generation, stop strings.
 
+use std::sync::Mutex;
+
 use act_core::{Policy, PolicyError, Query, SamplingParams, derive_seed};
 
-use crate::generate::{FinishReason, GenerationConfig, StopCondition, generate};
+use crate::generate::{FinishReason, GenerationConfig, StopCondition, generate, generate_reusing};
+use crate::prefix_cache::PrefixStore;
 use crate::qwen3::Qwen3;
 use crate::sampling::Sampler;
 use crate::tokenizer::{ChatTemplate, ChatTokenizer};
@@ -28,12 +31,26 @@ pub struct ModelPolicy {
     tokenizer: ChatTokenizer,
     template: ChatTemplate,
     batch_size: usize,
+    prefixes: Option<Mutex<PrefixStore>>,
 }
 
 impl ModelPolicy {
     /// A policy generating up to 16 queries per batch.
     pub fn new(name: impl Into<String>, model: Qwen3, tokenizer: ChatTokenizer, template: ChatTemplate) -> Self {
-        ModelPolicy { name: name.into(), model, tokenizer, template, batch_size: 16 }
+        ModelPolicy { name: name.into(), model, tokenizer, template, batch_size: 16, prefixes: None }
+    }
+
+    /// Keeps the keys and values of the last `capacity` prompts + completions, so a prompt that continues one of
+    /// them (a multi-turn agent's next step) encodes only its new tokens ([`crate::prefix_cache`]). Off by default.
+    pub fn with_prefix_reuse(mut self, capacity: usize) -> Self {
+        self.prefixes = Some(Mutex::new(PrefixStore::new(capacity)));
+        self
+    }
+
+    /// Prompt tokens reused from earlier calls and prompt tokens encoded, when prefix reuse is on.
+    pub fn prefix_reuse_counts(&self) -> Option<(u64, u64)> {
+        let store = self.prefixes.as_ref()?.lock().ok()?;
+        Some((store.reused_tokens(), store.encoded_tokens()))
     }
 
     /// Sets how many queries share one generation batch.
@@ -50,6 +67,10 @@ impl ModelPolicy {
     /// Replaces the model (e.g. with the trainer's latest weights, via `Module::valid`).
     pub fn set_model(&mut self, model: Qwen3) {
         self.model = model;
+        // Stored keys belong to the old weights.
+        if let Some(store) = &mut self.prefixes {
+            store.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+        }
     }
 
     /// The tokenizer.
@@ -83,7 +104,14 @@ impl ModelPolicy {
             let first = chunk_index * self.batch_size;
             let seeds: Vec<u64> = (0..chunk.len()).map(|i| derive_seed(params.seed, (first + i) as u64)).collect();
             let stop = StopStrings { tokenizer: &self.tokenizer, stops: &params.stop };
-            let generations = generate(&self.model, chunk, &seeds, &config, &stop).map_err(|e| fail(e.to_string()))?;
+            let generations = match &self.prefixes {
+                Some(store) => {
+                    let mut store = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    generate_reusing(&self.model, chunk, &seeds, &config, &stop, &mut store)
+                }
+                None => generate(&self.model, chunk, &seeds, &config, &stop),
+            }
+            .map_err(|e| fail(e.to_string()))?;
             for (prompt_ids, generation) in chunk.iter().zip(generations) {
                 let text = self.tokenizer.decode(&generation.tokens, true).map_err(|e| fail(e.to_string()))?;
                 out.push(Completion {

@@ -1,7 +1,10 @@
 //! KV-cache decoding against full recomputation, batching against single rows, seeded sampling.
 
 use crate::common::device;
-use act_model::{FinishReason, GenerationConfig, NoStop, Qwen3, Qwen3Config, Sampler, StopCondition, generate};
+use act_model::{
+    FinishReason, GenerationConfig, NoStop, PrefixStore, Qwen3, Qwen3Config, Sampler, StopCondition, generate,
+    generate_reusing,
+};
 
 fn model() -> Qwen3 {
     // A wider init than the default makes logits peaked enough that greedy choices are not near-ties.
@@ -82,4 +85,36 @@ fn bad_inputs_are_errors() {
     assert!(generate(&model, &[vec![1]], &[], &GenerationConfig::greedy(3), &NoStop).is_err());
     assert!(generate(&model, &[vec![64]], &[0], &GenerationConfig::greedy(3), &NoStop).is_err());
     assert!(generate(&model, &[vec![]], &[0], &GenerationConfig::greedy(3), &NoStop).is_err());
+}
+
+#[test]
+fn reused_prefixes_decode_what_full_encoding_decodes() {
+    let model = model();
+    // Turn 1: prompts long enough to be worth storing (the store reuses 16 tokens or more).
+    let first: Vec<Vec<u32>> = (0..4u32).map(|r| (0..18 + 3 * r).map(|t| (t * 7 + r) % 64).collect()).collect();
+    let seeds = vec![0; first.len()];
+    let config = GenerationConfig::greedy(6);
+    let mut store = PrefixStore::new(16);
+    let turn1 = generate_reusing(&model, &first, &seeds, &config, &StopAfter(5), &mut store).unwrap();
+    assert_eq!(turn1, generate(&model, &first, &seeds, &config, &StopAfter(5)).unwrap());
+    assert_eq!(store.reused_tokens(), 0);
+    assert_eq!(store.len(), first.len());
+    // Turn 2: each earlier prompt + its completion + a new observation of a different length, and one new
+    // episode that matches nothing.
+    let mut second: Vec<Vec<u32>> = first
+        .iter()
+        .zip(&turn1)
+        .enumerate()
+        .map(|(r, (p, g))| [p.as_slice(), &g.tokens, &(0..1 + r as u32).map(|t| 40 + t).collect::<Vec<_>>()].concat())
+        .collect();
+    second.push((0..20).map(|t| 63 - t).collect());
+    let seeds = vec![0; second.len()];
+    let reused = generate_reusing(&model, &second, &seeds, &config, &NoStop, &mut store).unwrap();
+    let full = generate(&model, &second, &seeds, &config, &NoStop).unwrap();
+    assert_eq!(reused, full);
+    // Every continued row reused its whole earlier prompt and all but the last generated token.
+    let expected: usize = first.iter().zip(&turn1).map(|(p, g)| p.len() + g.tokens.len() - 1).sum();
+    assert_eq!(store.reused_tokens() as usize, expected);
+    // The later turns replaced the earlier ones they extend.
+    assert_eq!(store.len(), second.len());
 }

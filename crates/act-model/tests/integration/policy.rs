@@ -58,3 +58,25 @@ fn stop_strings_end_generation_and_are_kept() {
     let bad = SamplingParams::default().with_top_p(0.0);
     assert!(policy.generate(&queries, &bad).is_err());
 }
+
+#[test]
+fn prefix_reuse_continues_conversations_without_changing_them() {
+    let plain = policy_with_batch(4);
+    let reusing = policy_with_batch(4).with_prefix_reuse(8);
+    assert_eq!(plain.prefix_reuse_counts(), None);
+    let params = SamplingParams::greedy().with_max_new_tokens(5);
+    let openings = ["where is the mug 3? go to desk 1 then take mug 3", "take mug 7 then go to desk 2 and look"];
+    let mut prompts: Vec<String> = openings.iter().map(|s| s.to_string()).collect();
+    // Three turns: each prompt continues the last one with its completion and a new observation.
+    for turn in 0..3 {
+        let queries: Vec<Query> = prompts.iter().map(Query::text).collect();
+        let expected = plain.complete(&queries, &params).unwrap();
+        let got = reusing.complete(&queries, &params).unwrap();
+        assert_eq!(got, expected, "turn {turn}");
+        for (prompt, completion) in prompts.iter_mut().zip(&got) {
+            prompt.push_str(&format!("{}\nyou see mug {turn}", completion.text));
+        }
+    }
+    let (reused, encoded) = reusing.prefix_reuse_counts().unwrap();
+    assert!(reused > 0 && encoded > 0, "reused {reused}, encoded {encoded}");
+}
