@@ -51,7 +51,7 @@ pub enum PromptStyle {
 
 /// What the base stage of a from-scratch preset trains π₀ on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum BaseData {
     /// Random-policy episodes on the training tasks: π₀ learns the environment's words and the output formats,
     /// and nothing about which action is good.
@@ -62,6 +62,13 @@ pub enum BaseData {
     /// with a prior over sensible actions. Comparisons are still answered by a coin flip. The environment needs
     /// `train_games + base_episodes` training tasks.
     Expert,
+    /// The same expert episodes as [`BaseData::Expert`], read as whole episodes: the plain action prompt at every
+    /// state (one packed sequence per episode in the conversation style) and, at one random state per episode, the
+    /// reasoning prompt and a coin-flip comparison, so π₀ still knows every output format. With
+    /// `base.loss_on_prompts` this is language modelling on the episodes, the stage that made the first agents
+    /// win games (docs/results.md, "Reading before acting"); it costs about one sequence per episode instead of
+    /// three per state.
+    ExpertEpisodes,
 }
 
 /// One supervised stage (the base stage or IL).
@@ -195,6 +202,10 @@ pub struct ExperimentConfig {
     /// Whether to run the paper's controls (re-sampled pairs; IL for as many extra steps as ACT took). Off by
     /// default: they add about two minutes to the quickstart's four.
     pub controls: bool,
+    /// How many of the training games (the first ones) give ACT its comparison pairs (`None`: all of them).
+    /// Sampling π₀'s alternatives costs a generation per state and sample, and ACT's budget covers fewer states
+    /// than IL's: a long-context study caps it here.
+    pub pair_games: Option<usize>,
     /// A pair file (`pairs.jsonl` of another run) to train ACT on instead of sampling pairs from this run's π₀:
     /// the paper's cross-size reuse.
     pub pairs_from: Option<PathBuf>,
@@ -230,6 +241,7 @@ impl Default for ExperimentConfig {
             eval_batch_size: 32,
             prompt_style: PromptStyle::Compact,
             controls: false,
+            pair_games: None,
             pairs_from: None,
             il_noise: 0.0,
             il_noise_mistake_labels: true,
@@ -245,7 +257,7 @@ impl ExperimentConfig {
     pub fn train_tasks(&self) -> usize {
         match self.training.base_data {
             BaseData::Random => self.train_games,
-            BaseData::Expert => self.train_games + self.training.base_episodes,
+            BaseData::Expert | BaseData::ExpertEpisodes => self.train_games + self.training.base_episodes,
         }
     }
 
@@ -265,6 +277,9 @@ impl ExperimentConfig {
         let t = &self.training;
         if self.train_games == 0 || self.k == 0 || self.critic_games == 0 || self.eval_batch_size == 0 {
             return Err("train_games, k, critic_games and eval_batch_size must be positive".into());
+        }
+        if self.pair_games == Some(0) {
+            return Err("pair_games must be positive (or absent for every training game)".into());
         }
         if self.eval_step_budget == Some(0) {
             return Err("eval_step_budget must be positive (or absent for the environment's budget)".into());
@@ -337,6 +352,9 @@ mod tests {
         let path = dir.path().join("c.json");
         std::fs::write(&path, r#"{"training": {"base_data": "expert"}}"#).unwrap();
         assert_eq!(ExperimentConfig::from_json_file(&path).unwrap().training.base_data, BaseData::Expert);
+        std::fs::write(&path, r#"{"training": {"base_data": "expert_episodes"}}"#).unwrap();
+        let episodes = ExperimentConfig::from_json_file(&path).unwrap();
+        assert_eq!((episodes.training.base_data, episodes.train_tasks()), (BaseData::ExpertEpisodes, 200));
         std::fs::write(&path, r#"{"training": {"base_data": "oracle"}}"#).unwrap();
         assert!(ExperimentConfig::from_json_file(&path).unwrap_err().contains("training.base_data"));
     }

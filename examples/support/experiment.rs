@@ -257,27 +257,37 @@ pub fn run_experiment<F: EnvironmentFactory>(
                     )
                 })?,
                 // Checked before anything is cached, so a rerun with a larger environment starts afresh.
-                BaseData::Expert => cached_jsonl(&dir.join("expert_base.jsonl"), || -> Result<_, BoxError> {
-                    let expert = crate::pipeline::expert_trajectories_from(
-                        &bench.factory,
-                        bench.train_split,
-                        config.train_games,
-                        t.base_episodes,
-                        derive_seed(seed, 2),
-                    )?;
-                    if expert.len() < t.base_episodes {
-                        return Err(format!(
-                            "base_data `expert` needs {} training tasks after the first {}; the environment has {}",
-                            t.base_episodes,
+                BaseData::Expert | BaseData::ExpertEpisodes => {
+                    cached_jsonl(&dir.join("expert_base.jsonl"), || -> Result<_, BoxError> {
+                        let expert = crate::pipeline::expert_trajectories_from(
+                            &bench.factory,
+                            bench.train_split,
                             config.train_games,
-                            config.train_games + expert.len()
-                        )
-                        .into());
-                    }
-                    Ok(expert)
-                })?,
+                            t.base_episodes,
+                            derive_seed(seed, 2),
+                        )?;
+                        if expert.len() < t.base_episodes {
+                            return Err(format!(
+                                "base_data `expert` needs {} training tasks after the first {}; the environment has {}",
+                                t.base_episodes,
+                                config.train_games,
+                                config.train_games + expert.len()
+                            )
+                            .into());
+                        }
+                        Ok(expert)
+                    })?
+                }
             };
-            base_samples(&episodes, &prompts.plain, &prompts.reasoning, prompts.history_len, derive_seed(seed, 3))
+            let formats_per_state = t.base_data != BaseData::ExpertEpisodes;
+            base_samples(
+                &episodes,
+                &prompts.plain,
+                &prompts.reasoning,
+                prompts.history_len,
+                formats_per_state,
+                derive_seed(seed, 3),
+            )
         }
         ModelSource::Checkpoint { .. } => Vec::new(),
     };
@@ -339,7 +349,10 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let s = Stage::start("2. critic pairs from π₀");
     let pi0 = || -> Result<ModelPolicy, BoxError> {
         let model = crate::stages::load_model(&base_dir, &context.device()?)?;
-        Ok(ModelPolicy::new("π₀", model, context.tokenizer.clone(), context.template.clone()).with_batch_size(64))
+        // Consecutive states of an episode share their prompt's start in the conversation style: reuse its keys.
+        Ok(ModelPolicy::new("π₀", model, context.tokenizer.clone(), context.template.clone())
+            .with_batch_size(64)
+            .with_prefix_reuse(256))
     };
     let sampling = SamplingParams::default().with_max_new_tokens(action_tokens).with_stop("</action>");
     let pair_config = |mode: PairMode, seed: u64, prompt: act_core::PromptConfig| {
@@ -353,11 +366,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
             .with_parallel(false)
             .with_progress(true)
     };
+    let pair_trajectories = &train[..config.pair_games.unwrap_or(train.len()).min(train.len())];
     let pairs: Vec<ActionPair> = match &config.pairs_from {
         Some(path) => read_jsonl(path)?,
         None => cached_pairs(&dir.join("pairs.jsonl"), || {
-            let set =
-                PairBuilder::new(pair_config(PairMode::Fixed, seed, plain_config.clone()), pi0()?)?.build(&train, 0)?;
+            let set = PairBuilder::new(pair_config(PairMode::Fixed, seed, plain_config.clone()), pi0()?)?
+                .build(pair_trajectories, 0)?;
             act_core::atomic_write(dir.join("pair_stats.md"), set.stats.to_string().as_bytes())?;
             Ok(set.pairs)
         })?,
@@ -391,7 +405,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
             let builder = PairBuilder::new(pair_config(PairMode::Resampled, seed, plain_config.clone()), pi0()?)?;
             let mut all = Vec::new();
             for epoch in 0..passes as u64 {
-                all.extend(builder.build(&train, epoch)?.pairs);
+                all.extend(builder.build(pair_trajectories, epoch)?.pairs);
             }
             Ok(all)
         })?;

@@ -30,21 +30,29 @@ pub fn compact_templates() -> PromptTemplates {
 /// at most about 30), and a bound on a failing agent's prompt.
 pub const CONVERSATION_HISTORY: usize = 32;
 
+/// How many steps a failing agent's shown history drops at a time once it is full: between two drops each prompt
+/// extends the previous one, so evaluation with prefix reuse re-encodes the history once every 16 steps, not at
+/// every step after the 32nd.
+pub const CONVERSATION_HISTORY_STRIDE: usize = 16;
+
 /// The conversation templates: the episode so far as earlier chat turns (each observation a user turn, each action
 /// an assistant turn, in the model's chat markup), then the current observation.
 ///
 /// Step `t + 1`'s prompt begins with step `t`'s prompt and answer, token for token, so the SFT trainer's prefix
 /// packing trains a whole episode as one sequence with a loss span on every action. The full history is the agent's
-/// memory (the room's receptacles, where it has been, what it saw); the admissible actions are not listed.
+/// memory (the room's receptacles, where it has been, what it saw); the admissible actions are not listed. The task
+/// is restated before every observation, so it stays near the tokens a small model attends to when it acts (the
+/// setting of the first agents that won games, docs/results.md "Reading before acting").
 pub fn conversation_templates() -> PromptTemplates {
-    const HEAD: &str = "task: {task}\n{history}{observation}";
+    const HEAD: &str = "{history}task: {task}\n{observation}";
     PromptTemplates {
         act_reasoning: format!("{HEAD}\nthink, then act."),
         act_plain: HEAD.into(),
         compare: format!("{HEAD}\n1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
         history: "{entries}".into(),
         history_entry: format!(
-            "{{observation}}{IM_END}\n{IM_START}assistant\n<action>{{action}}</action>{IM_END}\n{IM_START}user\n"
+            "task: {{task}}\n{{observation}}{IM_END}\n{IM_START}assistant\n<action>{{action}}</action>{IM_END}\n\
+             {IM_START}user\n"
         ),
         history_separator: String::new(),
         admissible: "can: {actions}\n".into(),
@@ -58,9 +66,10 @@ pub fn prompt_config(style: PromptStyle, environment: &str, reasoning: bool) -> 
     match style {
         // Recent actions are cheap without their observations: show four.
         PromptStyle::Compact => config.with_templates(compact_templates()).with_history_len(4),
-        PromptStyle::Conversation => {
-            config.with_templates(conversation_templates()).with_history_len(CONVERSATION_HISTORY)
-        }
+        PromptStyle::Conversation => config
+            .with_templates(conversation_templates())
+            .with_history_len(CONVERSATION_HISTORY)
+            .with_history_stride(CONVERSATION_HISTORY_STRIDE),
         PromptStyle::Paper => config,
     }
 }
@@ -93,7 +102,7 @@ mod tests {
         assert_eq!(
             conversation.act(&state),
             "task: put a mug in desk.\nYou are in a room.<|im_end|>\n<|im_start|>assistant\n<action>go to \
-             shelf 1</action><|im_end|>\n<|im_start|>user\nOn the shelf 1, you see a mug 2."
+             shelf 1</action><|im_end|>\n<|im_start|>user\ntask: put a mug in desk.\nOn the shelf 1, you see a mug 2."
         );
         let paper = Prompter::new(prompt_config(PromptStyle::Paper, "ALFWorld", true)).unwrap();
         assert!(paper.act(&state).contains("<think>"));

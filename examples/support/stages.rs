@@ -216,8 +216,9 @@ pub fn random_trajectories<F: EnvironmentFactory>(
     })
 }
 
-/// The base stage's samples: at every state of the trajectories, the action taken there after the plain and the
-/// reasoning action prompt, and a random answer to a comparison of two random admissible actions. On random-policy
+/// The base stage's samples: at every state of the trajectories, the action taken there after the plain action
+/// prompt; with `formats_per_state` also after the reasoning prompt and a random answer to a comparison of two random
+/// admissible actions at every state, otherwise those two at one random state per trajectory. On random-policy
 /// trajectories π₀ learns the output formats and the environment's words, not which action is good; on expert
 /// trajectories of other tasks it also learns what competent play looks like, but never which of two actions to
 /// prefer.
@@ -226,11 +227,17 @@ pub fn base_samples(
     plain: &Prompter,
     reasoning: &Prompter,
     history_len: usize,
+    formats_per_state: bool,
     seed: u64,
 ) -> Vec<SftSample> {
     let mut rng = rng_from_seed(seed);
     let mut out = Vec::new();
     for trajectory in trajectories {
+        let formats_at = if formats_per_state || trajectory.steps.is_empty() {
+            None
+        } else {
+            Some(rng.random_range(0..trajectory.steps.len()))
+        };
         for (state, action) in trajectory.states(history_len) {
             let id = format!("{}#{}", state.task_id, state.step_index);
             let completion = action_completion(action.as_str());
@@ -239,6 +246,9 @@ pub fn base_samples(
                 prompt: plain.act(&state),
                 completion: completion.clone(),
             });
+            if formats_at.is_some_and(|at| at != state.step_index) {
+                continue;
+            }
             out.push(SftSample { id: format!("{id}/reasoning"), prompt: reasoning.act(&state), completion });
             if let Some(sample) = random_comparison(&state, reasoning, &mut rng) {
                 out.push(SftSample { id: format!("{id}/compare"), ..sample });
@@ -578,6 +588,24 @@ mod tests {
         truncate_metrics(&path, 2).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"step\":1}\n{\"step\":2}\n");
         truncate_metrics(&dir.path().join("absent.jsonl"), 2).unwrap();
+    }
+
+    #[test]
+    fn episode_base_samples_keep_every_plain_state_and_one_format_state_per_episode() {
+        use crate::config::PromptStyle;
+        use crate::prompts::prompt_config;
+        let factory = act_alfworld::AlfworldFactory::new(act_alfworld::AlfworldConfig::default().with_train_size(3));
+        let episodes = crate::pipeline::expert_trajectories(&factory, act_core::Split::Train, 3, 0).unwrap();
+        let config = |reasoning| prompt_config(PromptStyle::Conversation, "ALFWorld", reasoning);
+        let (plain, reasoning) = (Prompter::new(config(false)).unwrap(), Prompter::new(config(true)).unwrap());
+        let states: usize = episodes.iter().map(|t| t.steps.len()).sum();
+        let count = |samples: &[SftSample], kind: &str| samples.iter().filter(|s| s.id.ends_with(kind)).count();
+        let per_state = base_samples(&episodes, &plain, &reasoning, 32, true, 1);
+        assert_eq!((count(&per_state, "/plain"), count(&per_state, "/reasoning")), (states, states));
+        let per_episode = base_samples(&episodes, &plain, &reasoning, 32, false, 1);
+        assert_eq!(count(&per_episode, "/plain"), states);
+        assert_eq!((count(&per_episode, "/reasoning"), count(&per_episode, "/compare")), (3, 3));
+        assert_eq!(per_episode, base_samples(&episodes, &plain, &reasoning, 32, false, 1), "seeded");
     }
 
     #[test]

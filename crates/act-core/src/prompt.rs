@@ -104,6 +104,12 @@ pub struct PromptConfig {
     pub environment: String,
     /// How many recent (observation, action) pairs to show.
     pub history_len: usize,
+    /// How the shown history moves once an episode is longer than `history_len`: by this many steps at a time.
+    /// With 1 (the default) every prompt shows the last `history_len` pairs; with `s > 1` the oldest `s` pairs
+    /// drop at once, so between two drops each prompt extends the previous one (a policy that reuses the keys and
+    /// values of its previous prompt re-encodes the history once every `s` steps instead of every step). The
+    /// prompt then shows between `history_len - s + 1` and `history_len` pairs.
+    pub history_stride: usize,
     /// Whether to list the admissible actions (when the state has them).
     pub show_admissible: bool,
     /// Whether action prompts ask for reasoning first.
@@ -117,6 +123,7 @@ impl Default for PromptConfig {
         PromptConfig {
             environment: "a text-based environment".to_owned(),
             history_len: 2,
+            history_stride: 1,
             show_admissible: true,
             reasoning: true,
             templates: PromptTemplates::default(),
@@ -135,6 +142,30 @@ impl PromptConfig {
     pub fn with_history_len(mut self, history_len: usize) -> Self {
         self.history_len = history_len;
         self
+    }
+
+    /// Sets how many steps the shown history moves at a time once it is full (see
+    /// [`PromptConfig::history_stride`]; 0 counts as 1).
+    pub fn with_history_stride(mut self, stride: usize) -> Self {
+        self.history_stride = stride;
+        self
+    }
+
+    /// How many of the `steps` earlier (observation, action) pairs a prompt shows, by `history_len` and
+    /// `history_stride`.
+    ///
+    /// ```
+    /// let config = act_core::PromptConfig::default().with_history_len(4).with_history_stride(2);
+    /// let shown: Vec<usize> = (0..9).map(|steps| config.history_shown(steps)).collect();
+    /// assert_eq!(shown, [0, 1, 2, 3, 4, 3, 4, 3, 4]);
+    /// ```
+    pub fn history_shown(&self, steps: usize) -> usize {
+        if steps <= self.history_len {
+            return steps;
+        }
+        let stride = self.history_stride.clamp(1, self.history_len.max(1));
+        let dropped = (steps - self.history_len).div_ceil(stride) * stride;
+        steps - dropped
     }
 
     /// Sets whether admissible actions are listed.
@@ -268,7 +299,9 @@ impl Prompter {
     }
 
     fn history_section(&self, state: &AgentState) -> String {
-        let shown = state.history.len().min(self.config.history_len);
+        // The steps taken so far: a state may carry only its last `history_len` pairs.
+        let steps = state.step_index.max(state.history.len());
+        let shown = state.history.len().min(self.config.history_shown(steps));
         if shown == 0 {
             return String::new();
         }
@@ -329,6 +362,31 @@ mod tests {
         assert!(prompt.contains("already taken 3 step(s)"), "{prompt}");
         assert!(prompt.contains("[Observation 2: 'o1', Action 2: 'a1'] [Observation 3: 'o2', Action 3: 'a2']"));
         assert!(!prompt.contains("'o0'"));
+    }
+
+    #[test]
+    fn a_history_stride_drops_old_steps_in_blocks_so_prompts_extend_each_other() {
+        let config = PromptConfig::default().with_reasoning(false).with_history_len(4).with_history_stride(2);
+        let prompter = Prompter::new(config.clone()).unwrap();
+        let history: Vec<HistoryEntry> = (0..8)
+            .map(|i| HistoryEntry { observation: format!("o{i}").into(), action: format!("a{i}").into() })
+            .collect();
+        let prompt_at = |steps: usize| {
+            let first = steps.saturating_sub(config.history_len);
+            prompter.act(&AgentState { step_index: steps, history: history[first..steps].to_vec(), ..state() })
+        };
+        // Steps 5 and 6 show pairs 3.. (drop two at once), so the prompt at 6 continues the one at 5.
+        let (five, six) = (prompt_at(5), prompt_at(6));
+        assert!(five.contains("'o2'") && !five.contains("'o1'"), "{five}");
+        assert!(six.contains("'o2'") && six.contains("'o5'"), "{six}");
+        // Stride 1 keeps the sliding window: the last four pairs at step 5.
+        let sliding = Prompter::new(config.clone().with_history_stride(1)).unwrap();
+        let five_sliding = sliding.act(&AgentState { step_index: 5, history: history[1..5].to_vec(), ..state() });
+        assert!(five_sliding.contains("'o1'") && five_sliding.contains("'o4'"), "{five_sliding}");
+        for steps in 0..40 {
+            let shown = config.history_shown(steps);
+            assert!(shown <= 4 && (steps <= 4 || shown >= 3), "{steps} -> {shown}");
+        }
     }
 
     #[test]

@@ -5,24 +5,44 @@
 
 use burn::prelude::*;
 
+/// Positions added at once when a layer's cache is full: decoding then writes each new token in place instead of
+/// copying the whole cache per token (a `cat` per step is quadratic in the episode's length).
+const GROWTH: usize = 64;
+
 /// The cached keys and values of one layer.
+///
+/// The tensors may hold unused positions (zeros) after the [`LayerCache::len`] cached ones, room for the next
+/// tokens; attention masks them.
 #[derive(Debug, Clone, Default)]
 pub struct LayerCache {
     keys: Option<Tensor<4>>,
     values: Option<Tensor<4>>,
+    len: usize,
 }
 
 impl LayerCache {
-    /// Appends this step's keys and values (`[batch, kv_heads, new, head_dim]`) and returns all of them.
+    /// Appends this step's keys and values (`[batch, kv_heads, new, head_dim]`) and returns the cache's tensors:
+    /// the [`LayerCache::len`] cached positions first, then possibly unused ones that a caller must mask.
     pub fn append(&mut self, keys: Tensor<4>, values: Tensor<4>) -> (Tensor<4>, Tensor<4>) {
-        let keys = match self.keys.take() {
-            Some(old) => Tensor::cat(vec![old, keys], 2),
-            None => keys,
+        let new = keys.dims()[2];
+        let (keys, values) = match (self.keys.take(), self.values.take()) {
+            (Some(old_keys), Some(old_values)) => {
+                let [batch, heads, capacity, dim] = old_keys.dims();
+                let end = self.len + new;
+                let grow = |t: Tensor<4>| {
+                    if end <= capacity {
+                        return t;
+                    }
+                    let room = Tensor::<4>::zeros([batch, heads, (end - capacity).max(GROWTH), dim], &t.device());
+                    Tensor::cat(vec![t, room], 2)
+                };
+                let at = [0..batch, 0..heads, self.len..end, 0..dim];
+                // In place when the cache holds the only reference (the attention's copies are gone by now).
+                (grow(old_keys).slice_assign(at.clone(), keys), grow(old_values).slice_assign(at, values))
+            }
+            _ => (keys, values),
         };
-        let values = match self.values.take() {
-            Some(old) => Tensor::cat(vec![old, values], 2),
-            None => values,
-        };
+        self.len += new;
         self.keys = Some(keys.clone());
         self.values = Some(values.clone());
         (keys, values)
@@ -30,7 +50,7 @@ impl LayerCache {
 
     /// Number of cached positions.
     pub fn len(&self) -> usize {
-        self.keys.as_ref().map(|k| k.dims()[2]).unwrap_or(0)
+        self.len
     }
 
     /// Whether nothing is cached.
@@ -40,7 +60,8 @@ impl LayerCache {
 
     /// A cache holding `keys` and `values` (`[batch, kv_heads, cached, head_dim]`).
     pub(crate) fn from_parts(keys: Tensor<4>, values: Tensor<4>) -> Self {
-        LayerCache { keys: Some(keys), values: Some(values) }
+        let len = keys.dims()[2];
+        LayerCache { keys: Some(keys), values: Some(values), len }
     }
 
     /// Batch row `row`'s keys and values at the positions `keep` (`[1, kv_heads, keep.len(), head_dim]`).
@@ -99,5 +120,36 @@ impl KvCache {
         for layer in &mut self.layers {
             layer.select_rows(&index);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appends_grow_in_blocks_and_keep_every_position_in_order() {
+        let device = Device::flex();
+        let step = |i: usize, n: usize| {
+            let data: Vec<f32> = (0..2 * n * 3).map(|j| (i * 100 + j) as f32).collect();
+            Tensor::<4>::from_data(TensorData::new(data, [1, 2, n, 3]), &device)
+        };
+        let mut cache = LayerCache::default();
+        let mut reference = Vec::new();
+        for (i, n) in [5, 1, 1, 70, 1, 2].into_iter().enumerate() {
+            let (keys, values) = cache.append(step(i, n), step(i, n).neg());
+            reference.push(step(i, n));
+            let expected = Tensor::cat(reference.clone(), 2);
+            let len = expected.dims()[2];
+            assert_eq!(cache.len(), len);
+            assert!(keys.dims()[2] >= len && values.dims()[2] == keys.dims()[2]);
+            keys.clone().narrow(2, 0, len).into_data().assert_eq(&expected.clone().into_data(), true);
+            values.narrow(2, 0, len).into_data().assert_eq(&expected.neg().into_data(), true);
+        }
+        // Room is added in blocks: 5 cached, then 1 more grows to 5 + 64 and the next fits without growing.
+        let mut cache = LayerCache::default();
+        cache.append(step(0, 5), step(0, 5));
+        assert_eq!(cache.append(step(1, 1), step(1, 1)).0.dims()[2], 5 + GROWTH);
+        assert_eq!(cache.append(step(2, 1), step(2, 1)).0.dims()[2], 5 + GROWTH);
     }
 }

@@ -221,6 +221,15 @@ impl Attention {
             Some(cache) => cache.append(k, v),
             None => (k, v),
         };
+        // A cache may return room for later tokens after its cached positions: mask it.
+        let [_, _, _, keys] = bias.dims();
+        let room = k.dims()[2] - keys;
+        let bias = if room > 0 {
+            let masked = Tensor::<4>::full([batch, 1, seq, room], MASKED, &x_device);
+            Tensor::cat(vec![bias, masked], 3)
+        } else {
+            bias
+        };
         let out = if fused_attention_available(&x_device) {
             // Native GQA and a bias broadcast over heads: no expanded keys, one pass per head.
             burn::tensor::module::attention(q, k, v, None, Some(bias), AttentionModuleOptions::default())
