@@ -4,7 +4,7 @@
 use std::ops::Range;
 
 use act_model::parallel::shard_gradients;
-use act_model::{PadSide, Qwen3, TokenBatch};
+use act_model::{PadSide, Qwen3, SharedPrefixBatch, TokenBatch};
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::prelude::*;
 
@@ -20,35 +20,72 @@ pub(crate) struct MicroBatch {
     /// `[rows, width]`: the loss weight of each predicted token (1 for a completion token, 0 elsewhere; more
     /// where packed spans overlap).
     pub mask: Vec<f32>,
+    pub tokens: usize,
+}
+
+/// A slice of a GRPO batch: completions with their prompts gathered ([`SharedPrefixBatch`]: a group's prompt is
+/// encoded once), the completion mask and each completion's advantage.
+pub(crate) struct GroupMicroBatch {
+    pub batch: SharedPrefixBatch,
+    pub rows: usize,
+    /// The longest completion; log-probs are `[rows, width]`.
+    pub width: usize,
+    /// `[rows, width]`: 1 on a completion's tokens, 0 on padding.
+    pub mask: Vec<f32>,
     pub advantages: Vec<f32>,
     pub tokens: usize,
 }
 
-/// Splits `sequences` (ids, prompt length) with their `advantages` into `parts` micro-batches of near-equal size.
-pub(crate) fn build_micro_batches(
+/// Splits `sequences` (ids, prompt length) with their `advantages` into `parts` micro-batches of near-equal size,
+/// in order (a group's completions, consecutive, share their prompt's pass unless a split falls inside the group).
+pub(crate) fn build_group_micro_batches(
     sequences: &[(Vec<u32>, usize)],
     advantages: &[f64],
     parts: usize,
     pad: u32,
-) -> Result<Vec<MicroBatch>, GrpoError> {
-    let spans: Vec<(&[u32], Vec<Range<usize>>)> = sequences
-        .iter()
-        .map(|(ids, prompt_len)| (&ids[..], std::iter::once(*prompt_len..ids.len()).collect()))
-        .collect();
-    build_span_micro_batches(&spans, advantages, parts, pad)
+) -> Result<Vec<GroupMicroBatch>, GrpoError> {
+    let per = sequences.len().div_ceil(parts.max(1)).max(1);
+    let mut out = Vec::new();
+    for (chunk, adv) in sequences.chunks(per).zip(advantages.chunks(per)) {
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (ids, prompt_len) in chunk {
+            if *prompt_len == 0 || *prompt_len >= ids.len() {
+                return Err(GrpoError::Input(format!(
+                    "a sequence of {} tokens has a prompt of {prompt_len}: both the prompt and the completion must \
+                     be non-empty",
+                    ids.len()
+                )));
+            }
+            rows.push((&ids[..*prompt_len], &ids[*prompt_len..]));
+        }
+        let batch = SharedPrefixBatch::new(&rows, pad)?;
+        let width = batch.completion_len();
+        let mut mask = vec![0f32; rows.len() * width];
+        for (row, (_, completion)) in rows.iter().enumerate() {
+            mask[row * width..row * width + completion.len()].fill(1.0);
+        }
+        out.push(GroupMicroBatch {
+            rows: rows.len(),
+            width,
+            tokens: rows.iter().map(|(_, c)| c.len()).sum(),
+            mask,
+            advantages: adv.iter().map(|&a| a as f32).collect(),
+            batch,
+        });
+    }
+    Ok(out)
 }
 
-/// Splits `sequences` (ids, the token ranges that carry loss) with their `advantages` into `parts` micro-batches
-/// of near-equal size. A token inside several ranges carries their summed weight.
+/// Splits `sequences` (ids, the token ranges that carry loss) into `parts` micro-batches of near-equal size. A
+/// token inside several ranges carries their summed weight.
 pub(crate) fn build_span_micro_batches(
     sequences: &[(&[u32], Vec<Range<usize>>)],
-    advantages: &[f64],
     parts: usize,
     pad: u32,
 ) -> Result<Vec<MicroBatch>, GrpoError> {
     let per = sequences.len().div_ceil(parts.max(1));
     let mut out = Vec::new();
-    for (chunk, adv) in sequences.chunks(per).zip(advantages.chunks(per)) {
+    for chunk in sequences.chunks(per) {
         let ids: Vec<Vec<u32>> = chunk.iter().map(|(s, _)| s.to_vec()).collect();
         let batch = TokenBatch::from_sequences(&ids, pad, PadSide::Right)?;
         let first_target = chunk.iter().flat_map(|(_, spans)| spans.iter().map(|s| s.start)).min().unwrap_or(0);
@@ -71,15 +108,7 @@ pub(crate) fn build_span_micro_batches(
                 }
             }
         }
-        out.push(MicroBatch {
-            batch,
-            rows: chunk.len(),
-            start,
-            width,
-            mask,
-            advantages: adv.iter().map(|&a| a as f32).collect(),
-            tokens,
-        });
+        out.push(MicroBatch { batch, rows: chunk.len(), start, width, mask, tokens });
     }
     Ok(out)
 }
@@ -112,27 +141,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn micro_batches_mask_exactly_the_completions() {
-        // Prompts of 3 and 2 tokens, completions of 2 and 3 tokens.
-        let sequences = vec![(vec![1, 2, 3, 7, 8], 3), (vec![4, 5, 9, 9, 6], 2)];
-        let micro = build_micro_batches(&sequences, &[0.5, -0.5], 1, 0).unwrap();
+    fn group_micro_batches_mask_exactly_the_completions() {
+        // Two completions of one prompt (3 tokens) and one of another (2 tokens).
+        let sequences = vec![(vec![1, 2, 3, 7, 8], 3), (vec![1, 2, 3, 9], 3), (vec![4, 5, 9, 9, 6], 2)];
+        let micro = build_group_micro_batches(&sequences, &[0.5, 0.0, -0.5], 1, 0).unwrap();
         assert_eq!(micro.len(), 1);
         let m = &micro[0];
-        // start = min prompt - 1 = 1; positions 1..4 predict tokens 2..=4.
-        assert_eq!((m.start, m.width), (1, 3));
-        assert_eq!(m.mask, vec![0.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
-        assert_eq!(m.tokens, 5);
-        let split = build_micro_batches(&sequences, &[0.5, -0.5], 2, 0).unwrap();
+        assert_eq!((m.rows, m.width, m.batch.distinct_prompts()), (3, 3, 2));
+        assert_eq!(m.mask, vec![1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+        assert_eq!(m.tokens, 6);
+        let split = build_group_micro_batches(&sequences, &[0.5, 0.0, -0.5], 2, 0).unwrap();
         assert_eq!(split.len(), 2);
-        assert_eq!(split.iter().map(|m| m.tokens).sum::<usize>(), 5);
+        assert_eq!(split.iter().map(|m| m.tokens).sum::<usize>(), 6);
         assert_eq!(split[1].advantages, vec![-0.5]);
+        let empty_completion = vec![(vec![1, 2, 3], 3)];
+        assert!(build_group_micro_batches(&empty_completion, &[0.0], 1, 0).is_err());
     }
 
     #[test]
     fn span_micro_batches_weight_every_span() {
         let ids = [1, 2, 3, 4, 5, 6];
         let sequences = vec![(&ids[..], vec![2..3, 4..6, 4..6])];
-        let m = &build_span_micro_batches(&sequences, &[0.0], 1, 0).unwrap()[0];
+        let m = &build_span_micro_batches(&sequences, 1, 0).unwrap()[0];
         assert_eq!((m.start, m.width), (1, 4));
         assert_eq!(m.mask, vec![1.0, 0.0, 2.0, 2.0]);
         assert_eq!(m.tokens, 5);

@@ -17,13 +17,13 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::advantage::group_advantages;
-use crate::batch::{accumulate_in_shards, build_micro_batches};
+use crate::batch::{accumulate_in_shards, build_group_micro_batches};
 use crate::checkpoint::{self, checkpoint_name};
 use crate::config::GrpoConfig;
 use crate::data::DataCursor;
 use crate::error::GrpoError;
 use crate::guard::NonFiniteGuard;
-use crate::logprobs::{to_host, token_log_probs};
+use crate::logprobs::{completion_log_probs, to_host};
 use crate::loss::{BatchTotals, LossInputs, LossStats, grpo_loss};
 use crate::metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog};
 use crate::optim::{UpdateOutcome, Updater};
@@ -418,7 +418,7 @@ impl GrpoTrainer {
     /// `mu` optimisation passes over the sequences (prompt + completion, with the prompt length).
     fn optimise(&mut self, sequences: &[(Vec<u32>, usize)], advantages: &[f64]) -> Result<Training, GrpoError> {
         let shards = self.config.run.shards_on(&self.model.device());
-        let micro = build_micro_batches(
+        let micro = build_group_micro_batches(
             sequences,
             advantages,
             self.config.grad_accumulation_steps * shards,
@@ -436,13 +436,13 @@ impl GrpoTrainer {
         for m in &micro {
             let old = match &snapshot {
                 Some(policy) => {
-                    Some(to_host(token_log_probs(policy, &m.batch, m.start, chunk, temperature, false)?.log_probs)?)
+                    Some(to_host(completion_log_probs(policy, &m.batch, chunk, temperature, false)?.log_probs)?)
                 }
                 None => None,
             };
             let reference = match &self.reference {
                 Some(reference) => {
-                    Some(to_host(token_log_probs(reference, &m.batch, m.start, chunk, temperature, false)?.log_probs)?)
+                    Some(to_host(completion_log_probs(reference, &m.batch, chunk, temperature, false)?.log_probs)?)
                 }
                 None => None,
             };
@@ -468,7 +468,7 @@ impl GrpoTrainer {
                 shards,
                 |model, &(m, (old, reference))| {
                     let device = model.device();
-                    let current = token_log_probs(model, &m.batch, m.start, chunk, temperature, first)?;
+                    let current = completion_log_probs(model, &m.batch, chunk, temperature, first)?;
                     let width = m.width;
                     let host =
                         |v: &Vec<f32>| Tensor::<2>::from_data(TensorData::new(v.clone(), [m.rows, width]), &device);

@@ -72,7 +72,7 @@ pub use data::DataCursor;
 pub use error::GrpoError;
 pub use grpo::{GrpoStep, GrpoTrainer, ScoredCompletion};
 pub use guard::NonFiniteGuard;
-pub use logprobs::{TokenLogProbs, token_log_probs};
+pub use logprobs::{TokenLogProbs, completion_log_probs, token_log_probs};
 pub use loss::{BatchTotals, GrpoLoss, LossInputs, LossStats, grpo_loss, kl_estimate};
 pub use metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog, SftStepMetrics};
 pub use optim::{UpdateOutcome, adamw};

@@ -3,7 +3,7 @@
 //! Unlike a whole-sequence log-prob pass, the LM head runs only from the first completion position of the batch
 //! onwards: prompts (long in ACT, where they hold the whole history) never pay for `[tokens x vocab]` logits.
 
-use act_model::{Qwen3, TokenBatch};
+use act_model::{Qwen3, SharedPrefixBatch, TokenBatch};
 use burn::prelude::*;
 use burn::tensor::activation::log_softmax;
 
@@ -43,6 +43,44 @@ pub fn token_log_probs(
     let targets: Vec<i64> = batch.ids().chunks(s).flat_map(|row| row[start + 1..].iter().map(|&t| t as i64)).collect();
     let targets = Tensor::<2, Int>::from_data(TensorData::new(targets, [b, width]), &device);
     let hidden = model.hidden_states(batch).narrow(1, start, width);
+    picked_log_probs(model, hidden, targets, chunk, temperature, with_entropy)
+}
+
+/// Log-probs of every completion token of `batch` given its prompt and the completion before it: `[rows,
+/// completion_len]` (entries past a completion's end are padding). Each distinct prompt is encoded once
+/// ([`Qwen3::completion_hidden_states`]), so a group of G completions of one prompt pays for the prompt once.
+pub fn completion_log_probs(
+    model: &Qwen3,
+    batch: &SharedPrefixBatch,
+    chunk: usize,
+    temperature: f64,
+    with_entropy: bool,
+) -> Result<TokenLogProbs, GrpoError> {
+    if chunk == 0 {
+        return Err(GrpoError::Input("the log-prob chunk must be positive".into()));
+    }
+    if !(temperature.is_finite() && temperature > 0.0) {
+        return Err(GrpoError::Input(format!("temperature must be finite and > 0, got {temperature}")));
+    }
+    let device = model.device();
+    let (rows, width) = (batch.rows(), batch.completion_len());
+    let targets: Vec<i64> = batch.completions().ids().iter().map(|&t| t as i64).collect();
+    let targets = Tensor::<2, Int>::from_data(TensorData::new(targets, [rows, width]), &device);
+    let hidden = model.completion_hidden_states(batch);
+    picked_log_probs(model, hidden, targets, chunk, temperature, with_entropy)
+}
+
+/// Log-softmax of the logits of `hidden` (`[rows, width, hidden]`) at `targets` (`[rows, width]`), `chunk`
+/// positions at a time.
+fn picked_log_probs(
+    model: &Qwen3,
+    hidden: Tensor<3>,
+    targets: Tensor<2, Int>,
+    chunk: usize,
+    temperature: f64,
+    with_entropy: bool,
+) -> Result<TokenLogProbs, GrpoError> {
+    let width = hidden.dims()[1];
     let mut log_probs = Vec::with_capacity(width.div_ceil(chunk));
     let mut entropies = Vec::new();
     let mut offset = 0;
@@ -98,5 +136,25 @@ mod tests {
         assert!(hot.iter().zip(&entropy).all(|(h, c)| *h >= c - 1e-5));
         assert!(token_log_probs(&model, &batch, 4, 2, 1.0, false).is_err());
         assert!(token_log_probs(&model, &batch, 0, 2, 0.0, false).is_err());
+    }
+
+    #[test]
+    fn completion_log_probs_equal_those_of_whole_sequences() {
+        let model = Qwen3::init(&Qwen3Config::tiny(40), 1, &Device::flex()).unwrap();
+        let (p, q) = (vec![1u32, 5, 9], vec![2u32, 4, 6, 8, 10]);
+        let rows: Vec<(&[u32], &[u32])> = vec![(&p, &[3, 7]), (&q, &[11]), (&p, &[12, 13, 14])];
+        let shared = SharedPrefixBatch::new(&rows, 0).unwrap();
+        let out = completion_log_probs(&model, &shared, 2, 0.7, true).unwrap();
+        let got = to_host(out.log_probs).unwrap();
+        let width = shared.completion_len();
+        for (r, (prompt, completion)) in rows.iter().enumerate() {
+            let whole = TokenBatch::from_sequences(&[[*prompt, *completion].concat()], 0, PadSide::Right).unwrap();
+            let start = prompt.len() - 1;
+            let want = to_host(token_log_probs(&model, &whole, start, 4, 0.7, false).unwrap().log_probs).unwrap();
+            for j in 0..completion.len() {
+                assert!((got[r * width + j] - want[j]).abs() < 1e-5, "row {r} token {j}");
+            }
+        }
+        assert!(completion_log_probs(&model, &shared, 0, 1.0, false).is_err());
     }
 }

@@ -285,11 +285,9 @@ impl SftTrainer {
         batch.sort_by_key(|u| std::cmp::Reverse(u.ids.len()));
         let sequences: Vec<(&[u32], Vec<std::ops::Range<usize>>)> =
             batch.iter().map(|u| (&u.ids[..], u.spans.clone())).collect();
-        let zeros = vec![0.0; sequences.len()];
         let shards = self.config.run.shards_on(&self.model.device());
         let micro = build_span_micro_batches(
             &sequences,
-            &zeros,
             self.config.grad_accumulation_steps * shards,
             self.tokenizer.end_of_text_id(),
         )?;
@@ -362,8 +360,7 @@ impl SftTrainer {
         for chunk in self.validation.chunks(self.config.batch_size) {
             let sequences: Vec<(&[u32], Vec<std::ops::Range<usize>>)> =
                 chunk.iter().map(|u| (&u.ids[..], u.spans.clone())).collect();
-            let zeros = vec![0.0; sequences.len()];
-            for m in build_span_micro_batches(&sequences, &zeros, 1, self.tokenizer.end_of_text_id())? {
+            for m in build_span_micro_batches(&sequences, 1, self.tokenizer.end_of_text_id())? {
                 sum += masked_nll_sum(&model, &m, self.config.run.logprob_chunk)?.into_scalar::<f32>() as f64;
                 tokens += m.tokens;
             }

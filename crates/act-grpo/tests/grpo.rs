@@ -138,7 +138,9 @@ fn gradient_accumulation_matches_one_batch() {
             let a: Vec<f32> = a.try_to_vec().unwrap();
             let b: Vec<f32> = b.try_to_vec().unwrap();
             let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
-            assert!(diff < 1e-5, "{aggregation:?} {name}: {diff}");
+            // Micro-batches encode different sets of shared prompts, so sums run in another order; after two Adam
+            // steps that leaves ~3e-5, against updates of up to 2 x lr = 6e-3.
+            assert!(diff < 1e-4, "{aggregation:?} {name}: {diff}");
         }
     }
 }

@@ -4,6 +4,8 @@
 //! rotary positions count real tokens only, so each row computes what it would compute alone. Finished rows
 //! leave the batch (and the cache) at once.
 
+use std::collections::HashMap;
+
 use burn::prelude::*;
 
 use crate::batch::{PadSide, TokenBatch, causal_bias};
@@ -200,6 +202,43 @@ struct DecodeState {
 
 impl DecodeState {
     fn prefill(
+        model: &Qwen3,
+        prompts: &[Vec<u32>],
+        config: &GenerationConfig,
+        device: &Device,
+    ) -> Result<Self, ModelError> {
+        // A GRPO group repeats each prompt G times: encode each distinct prompt once and copy its keys, values and
+        // logits to every row that asks for it.
+        let mut first_row: HashMap<&[u32], usize> = HashMap::new();
+        let mut distinct: Vec<Vec<u32>> = Vec::new();
+        let source: Vec<usize> = prompts
+            .iter()
+            .map(|p| {
+                *first_row.entry(p.as_slice()).or_insert_with(|| {
+                    distinct.push(p.clone());
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        if distinct.len() < prompts.len() && config.use_cache {
+            let mut state = Self::prefill_distinct(model, &distinct, config, device)?;
+            let vocab = model.config.vocab_size;
+            let logits = state.last_logits.take().expect("prefill computes logits");
+            state.last_logits =
+                Some(source.iter().flat_map(|&d| logits[d * vocab..(d + 1) * vocab].to_vec()).collect());
+            state.key_mask = source.iter().map(|&d| state.key_mask[d].clone()).collect();
+            if let Some(cache) = &mut state.cache {
+                cache.retain_rows(&source, device);
+            }
+            state.rows = (0..prompts.len()).collect();
+            state.next_position = prompts.iter().map(Vec::len).collect();
+            return Ok(state);
+        }
+        Self::prefill_distinct(model, prompts, config, device)
+    }
+
+    /// [`DecodeState::prefill`] of prompts taken as they are, one batch row each.
+    fn prefill_distinct(
         model: &Qwen3,
         prompts: &[Vec<u32>],
         config: &GenerationConfig,

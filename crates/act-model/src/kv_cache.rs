@@ -23,22 +23,31 @@ pub struct LayerCache {
 impl LayerCache {
     /// Appends this step's keys and values (`[batch, kv_heads, new, head_dim]`) and returns the cache's tensors:
     /// the [`LayerCache::len`] cached positions first, then possibly unused ones that a caller must mask.
+    ///
+    /// A single new position (a decoding step) is written in place into room left by an earlier append, and a full
+    /// cache grows by a block of room; several new positions (a prompt, a training pass) are concatenated exactly.
     pub fn append(&mut self, keys: Tensor<4>, values: Tensor<4>) -> (Tensor<4>, Tensor<4>) {
         let new = keys.dims()[2];
         let (keys, values) = match (self.keys.take(), self.values.take()) {
             (Some(old_keys), Some(old_values)) => {
                 let [batch, heads, capacity, dim] = old_keys.dims();
-                let end = self.len + new;
-                let grow = |t: Tensor<4>| {
-                    if end <= capacity {
-                        return t;
-                    }
-                    let room = Tensor::<4>::zeros([batch, heads, (end - capacity).max(GROWTH), dim], &t.device());
-                    Tensor::cat(vec![t, room], 2)
-                };
-                let at = [0..batch, 0..heads, self.len..end, 0..dim];
-                // In place when the cache holds the only reference (the attention's copies are gone by now).
-                (grow(old_keys).slice_assign(at.clone(), keys), grow(old_values).slice_assign(at, values))
+                let (len, end) = (self.len, self.len + new);
+                if end <= capacity {
+                    // In place when the cache holds the only reference (the attention's copies are gone by now).
+                    let at = [0..batch, 0..heads, len..end, 0..dim];
+                    (old_keys.slice_assign(at.clone(), keys), old_values.slice_assign(at, values))
+                } else {
+                    let room = if new == 1 { GROWTH - 1 } else { 0 };
+                    let extend = |old: Tensor<4>, fresh: Tensor<4>| {
+                        let old = if len < capacity { old.narrow(2, 0, len) } else { old };
+                        let mut parts = vec![old, fresh];
+                        if room > 0 {
+                            parts.push(Tensor::<4>::zeros([batch, heads, room, dim], &parts[0].device()));
+                        }
+                        Tensor::cat(parts, 2)
+                    };
+                    (extend(old_keys, keys), extend(old_values, values))
+                }
             }
             _ => (keys, values),
         };
@@ -113,7 +122,8 @@ impl KvCache {
         self.len() == 0
     }
 
-    /// Keeps only the batch rows `rows` (in that order), e.g. to drop finished sequences.
+    /// Keeps only the batch rows `rows` (in that order), e.g. to drop finished sequences; a row listed twice is
+    /// copied (one prompt's keys and values for several generations).
     pub fn retain_rows(&mut self, rows: &[usize], device: &Device) {
         let index: Vec<i64> = rows.iter().map(|&r| r as i64).collect();
         let index = Tensor::<1, Int>::from_data(TensorData::new(index, [rows.len()]), device);
@@ -146,10 +156,12 @@ mod tests {
             keys.clone().narrow(2, 0, len).into_data().assert_eq(&expected.clone().into_data(), true);
             values.narrow(2, 0, len).into_data().assert_eq(&expected.neg().into_data(), true);
         }
-        // Room is added in blocks: 5 cached, then 1 more grows to 5 + 64 and the next fits without growing.
+        // Room is added in blocks for decoding: 5 cached, then 1 more grows to 5 + 64 and the next fits without
+        // growing; several positions at once are concatenated exactly.
         let mut cache = LayerCache::default();
         cache.append(step(0, 5), step(0, 5));
         assert_eq!(cache.append(step(1, 1), step(1, 1)).0.dims()[2], 5 + GROWTH);
         assert_eq!(cache.append(step(2, 1), step(2, 1)).0.dims()[2], 5 + GROWTH);
+        assert_eq!(cache.append(step(3, 70), step(3, 70)).0.dims()[2], 7 + 70);
     }
 }

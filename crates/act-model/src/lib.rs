@@ -43,6 +43,7 @@ pub mod prefix_cache;
 pub mod qwen3;
 pub mod rope;
 pub mod sampling;
+pub mod shared_prefix;
 pub mod tokenizer;
 
 pub use backend::BackendKind;
@@ -57,4 +58,5 @@ pub use policy::{Completion, ModelPolicy};
 pub use prefix_cache::PrefixStore;
 pub use qwen3::Qwen3;
 pub use sampling::Sampler;
+pub use shared_prefix::SharedPrefixBatch;
 pub use tokenizer::{ChatEncoding, ChatTemplate, ChatTokenizer};

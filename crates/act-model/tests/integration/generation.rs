@@ -35,6 +35,26 @@ fn kv_cache_decoding_equals_full_recomputation_for_mixed_lengths() {
     assert!(cached.iter().any(|g| g.tokens != cached[0].tokens));
 }
 
+#[test]
+fn repeated_prompts_are_encoded_once_and_decode_like_distinct_rows() {
+    let model = model();
+    let base = prompts();
+    // A GRPO-like batch: every prompt twice, with its own sampling seed per row.
+    let repeated: Vec<Vec<u32>> = base.iter().flat_map(|p| [p.clone(), p.clone()]).collect();
+    let seeds: Vec<u64> = (0..repeated.len() as u64).collect();
+    let sampler = Sampler::new(1.0, 0, 1.0).unwrap();
+    let config = GenerationConfig::greedy(10).with_sampler(sampler);
+    let cached = generate(&model, &repeated, &seeds, &config, &NoStop).unwrap();
+    let full = generate(&model, &repeated, &seeds, &config.clone().with_cache(false), &NoStop).unwrap();
+    assert_eq!(cached, full);
+    // Each row alone gives the same sample: nothing leaks between the copies of a prompt.
+    for (i, (p, g)) in repeated.iter().zip(&cached).enumerate() {
+        let alone = generate(&model, std::slice::from_ref(p), &seeds[i..=i], &config, &NoStop).unwrap();
+        assert_eq!(alone[0].tokens, g.tokens, "row {i}");
+    }
+    assert!(cached.chunks(2).any(|pair| pair[0].tokens != pair[1].tokens), "copies sample independently");
+}
+
 /// Stops after the given token; rows finish at different steps and leave the batch.
 struct StopAfter(u32);
 

@@ -57,3 +57,48 @@ fn adamw_steps_reduce_the_completion_loss() {
     // An all-false mask selects nothing to learn from.
     assert!(masked_nll(&model, &batch, &vec![false; mask.len()], 4).is_err());
 }
+
+#[test]
+fn shared_prompt_passes_equal_full_sequences_in_values_and_gradients() {
+    use act_model::SharedPrefixBatch;
+    let device = Device::flex().autodiff();
+    let mut config = Qwen3Config::tiny(64);
+    config.initializer_range = 0.3;
+    let model = Qwen3::init(&config, 5, &device).unwrap();
+    let (long, short) = (vec![3u32, 9, 12, 5, 7, 1, 40], vec![4u32, 4]);
+    // Two groups of different prompt lengths, completions of different lengths, one of a single token.
+    let rows: Vec<(&[u32], &[u32])> =
+        vec![(&long, &[8, 2, 9]), (&long, &[8]), (&short, &[5, 6, 7, 30]), (&long, &[11, 12]), (&short, &[1, 2])];
+    let shared = SharedPrefixBatch::new(&rows, 0).unwrap();
+    assert_eq!((shared.rows(), shared.distinct_prompts(), shared.completion_len()), (5, 2, 4));
+    let hidden = model.completion_hidden_states(&shared);
+    let full: Vec<Vec<u32>> = rows.iter().map(|(p, c)| [*p, *c].concat()).collect();
+    let batch = TokenBatch::from_sequences(&full, 0, PadSide::Right).unwrap();
+    let reference = model.hidden_states(&batch);
+    let width = shared.completion_len();
+    let mut picked_shared = Vec::new();
+    let mut picked_full = Vec::new();
+    for (r, (p, c)) in rows.iter().enumerate() {
+        for j in 0..c.len() {
+            // Completion token j is predicted at full-sequence position len(prompt) + j - 1.
+            picked_shared.push(hidden.clone().narrow(0, r, 1).narrow(1, j, 1).reshape([-1]));
+            picked_full.push(reference.clone().narrow(0, r, 1).narrow(1, p.len() + j - 1, 1).reshape([-1]));
+        }
+        assert!(c.len() <= width);
+    }
+    let (a, b) = (Tensor::cat(picked_shared, 0), Tensor::cat(picked_full, 0));
+    let diff: f32 = (a.clone() - b.clone()).abs().max().into_scalar();
+    assert!(diff < 1e-4, "hidden states differ by {diff}");
+    // The same scalar of each gives the same gradients: the shared prompt pass sums its completions' gradients.
+    let weights = Tensor::<1>::from_data(
+        TensorData::new((0..a.dims()[0]).map(|i| ((i % 7) as f32 - 3.0) * 0.1).collect::<Vec<_>>(), [a.dims()[0]]),
+        &device,
+    );
+    let grads_a = GradientsParams::from_grads((a * weights.clone()).sum().backward(), &model);
+    let grads_b = GradientsParams::from_grads((b * weights).sum().backward(), &model);
+    let embed = model.embed_tokens.weight.id;
+    let (ga, gb) = (grads_a.get::<2>(embed).unwrap(), grads_b.get::<2>(embed).unwrap());
+    let scale: f32 = gb.clone().abs().max().into_scalar();
+    let gdiff: f32 = (ga - gb).abs().max().into_scalar();
+    assert!(scale > 1e-3 && gdiff < 1e-4 * scale.max(1.0), "embedding gradients differ by {gdiff} (scale {scale})");
+}
