@@ -110,6 +110,23 @@ impl TokenBatch {
     }
 }
 
+/// The distinct sequences of `rows` in order of first appearance, and for each row the index of its sequence among
+/// them (a GRPO group repeats one prompt G times; it is encoded once).
+pub(crate) fn distinct_rows<'a>(rows: impl IntoIterator<Item = &'a [u32]>) -> (Vec<Vec<u32>>, Vec<usize>) {
+    let mut first: std::collections::HashMap<&[u32], usize> = std::collections::HashMap::new();
+    let mut distinct: Vec<Vec<u32>> = Vec::new();
+    let source = rows
+        .into_iter()
+        .map(|row| {
+            *first.entry(row).or_insert_with(|| {
+                distinct.push(row.to_vec());
+                distinct.len() - 1
+            })
+        })
+        .collect();
+    (distinct, source)
+}
+
 /// Additive bias `[batch, 1, queries, keys]` for `queries` new tokens at the end of `keys` positions:
 /// query `i` sees key `j` iff `key_mask[b * keys + j]` and `j <= keys - queries + i`.
 pub fn causal_bias(key_mask: &[bool], batch: usize, keys: usize, queries: usize, device: &Device) -> Tensor<4> {

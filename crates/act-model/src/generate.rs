@@ -4,11 +4,9 @@
 //! rotary positions count real tokens only, so each row computes what it would compute alone. Finished rows
 //! leave the batch (and the cache) at once.
 
-use std::collections::HashMap;
-
 use burn::prelude::*;
 
-use crate::batch::{PadSide, TokenBatch, causal_bias};
+use crate::batch::{PadSide, TokenBatch, causal_bias, distinct_rows};
 use crate::error::ModelError;
 use crate::kv_cache::{KvCache, LayerCache};
 use crate::prefix_cache::{PrefixStore, StoredPrefix};
@@ -209,17 +207,7 @@ impl DecodeState {
     ) -> Result<Self, ModelError> {
         // A GRPO group repeats each prompt G times: encode each distinct prompt once and copy its keys, values and
         // logits to every row that asks for it.
-        let mut first_row: HashMap<&[u32], usize> = HashMap::new();
-        let mut distinct: Vec<Vec<u32>> = Vec::new();
-        let source: Vec<usize> = prompts
-            .iter()
-            .map(|p| {
-                *first_row.entry(p.as_slice()).or_insert_with(|| {
-                    distinct.push(p.clone());
-                    distinct.len() - 1
-                })
-            })
-            .collect();
+        let (distinct, source) = distinct_rows(prompts.iter().map(Vec::as_slice));
         if distinct.len() < prompts.len() && config.use_cache {
             let mut state = Self::prefill_distinct(model, &distinct, config, device)?;
             let vocab = model.config.vocab_size;

@@ -10,7 +10,7 @@
 
 use burn::prelude::*;
 
-use crate::batch::{PadSide, TokenBatch, causal_bias};
+use crate::batch::{PadSide, TokenBatch, causal_bias, distinct_rows};
 use crate::error::ModelError;
 use crate::qwen3::Qwen3;
 
@@ -41,18 +41,10 @@ impl SharedPrefixBatch {
         if rows.is_empty() {
             return Err(ModelError::Input("no rows".into()));
         }
-        let mut first: std::collections::HashMap<&[u32], usize> = std::collections::HashMap::new();
-        let mut distinct: Vec<Vec<u32>> = Vec::new();
-        let mut prompt_of_row = Vec::with_capacity(rows.len());
-        for (i, (prompt, completion)) in rows.iter().enumerate() {
-            if prompt.is_empty() || completion.is_empty() {
-                return Err(ModelError::Input(format!("row {i} has an empty prompt or completion")));
-            }
-            prompt_of_row.push(*first.entry(prompt).or_insert_with(|| {
-                distinct.push(prompt.to_vec());
-                distinct.len() - 1
-            }));
+        if let Some(i) = rows.iter().position(|(prompt, completion)| prompt.is_empty() || completion.is_empty()) {
+            return Err(ModelError::Input(format!("row {i} has an empty prompt or completion")));
         }
+        let (distinct, prompt_of_row) = distinct_rows(rows.iter().map(|(prompt, _)| *prompt));
         let completions: Vec<Vec<u32>> = rows.iter().map(|(_, c)| c.to_vec()).collect();
         Ok(SharedPrefixBatch {
             prompt_lens: distinct.iter().map(Vec::len).collect(),
