@@ -76,16 +76,41 @@ pub(crate) fn build_group_micro_batches(
     Ok(out)
 }
 
-/// Splits `sequences` (ids, the token ranges that carry loss) into `parts` micro-batches of near-equal size. A
-/// token inside several ranges carries their summed weight.
+/// Splits `sequences` (ids, the token ranges that carry loss), longest first, into micro-batches of at most
+/// `ceil(n / parts)` rows each (so `parts` bounds the rows of one, as gradient accumulation asks), starting a new micro-batch whenever the next sequence would pad the
+/// current one beyond [`SPAN_PAD_TOLERANCE`]. A token inside several ranges carries their summed weight.
+///
+/// Why: packed episodes vary several-fold in length, and a micro-batch costs its row count times its longest row
+/// (quadratically in attention). Split by row count alone, the longest rows shared one micro-batch and the
+/// shortest another, so one core worked while the other waited for it; similar-length micro-batches pad little
+/// and run side by side with similar costs.
 pub(crate) fn build_span_micro_batches(
     sequences: &[(&[u32], Vec<Range<usize>>)],
     parts: usize,
     pad: u32,
+    tolerance: f64,
 ) -> Result<Vec<MicroBatch>, GrpoError> {
-    let per = sequences.len().div_ceil(parts.max(1));
+    let per = sequences.len().div_ceil(parts.max(1)).max(1);
+    // Each micro-batch as a range of `sequences`.
+    let mut chunks: Vec<Range<usize>> = Vec::new();
+    let (mut begin, mut real, mut longest) = (0usize, 0usize, 0usize);
+    for (i, (ids, _)) in sequences.iter().enumerate() {
+        let rows = i - begin;
+        let (grown_longest, grown_real) = (longest.max(ids.len()), real + ids.len());
+        let padded = (rows + 1) * grown_longest;
+        if rows > 0 && (rows == per || padded as f64 > (1.0 + tolerance) * grown_real as f64) {
+            chunks.push(begin..i);
+            (begin, real, longest) = (i, ids.len(), ids.len());
+        } else {
+            (real, longest) = (grown_real, grown_longest);
+        }
+    }
+    if begin < sequences.len() {
+        chunks.push(begin..sequences.len());
+    }
     let mut out = Vec::new();
-    for chunk in sequences.chunks(per) {
+    for range in chunks {
+        let chunk = &sequences[range];
         let ids: Vec<Vec<u32>> = chunk.iter().map(|(s, _)| s.to_vec()).collect();
         let batch = TokenBatch::from_sequences(&ids, pad, PadSide::Right)?;
         let first_target = chunk.iter().flat_map(|(_, spans)| spans.iter().map(|s| s.start)).min().unwrap_or(0);
@@ -162,9 +187,29 @@ mod tests {
     fn span_micro_batches_weight_every_span() {
         let ids = [1, 2, 3, 4, 5, 6];
         let sequences = vec![(&ids[..], vec![2..3, 4..6, 4..6])];
-        let m = &build_span_micro_batches(&sequences, 1, 0).unwrap()[0];
+        let m = &build_span_micro_batches(&sequences, 1, 0, 0.0).unwrap()[0];
         assert_eq!((m.start, m.width), (1, 4));
         assert_eq!(m.mask, vec![1.0, 0.0, 2.0, 2.0]);
         assert_eq!(m.tokens, 5);
+    }
+
+    #[test]
+    fn span_micro_batches_group_similar_lengths() {
+        let seq = |n: usize| -> (Vec<u32>, Vec<Range<usize>>) { (vec![1; n], std::iter::once(1..n).collect()) };
+        let owned = [seq(100), seq(90), seq(85), seq(40), seq(38), seq(10)];
+        let sequences: Vec<(&[u32], Vec<Range<usize>>)> = owned.iter().map(|(i, s)| (&i[..], s.clone())).collect();
+        let rows = |parts, tolerance| -> Vec<usize> {
+            build_span_micro_batches(&sequences, parts, 0, tolerance).unwrap().iter().map(|m| m.rows).collect()
+        };
+        // 100, 90, 85 pad within a quarter of their tokens; 40 would more than double them.
+        assert_eq!(rows(1, 0.25), vec![3, 2, 1]);
+        // At most ceil(6 / 4) = 2 rows each.
+        assert_eq!(rows(4, 0.25), vec![2, 1, 2, 1]);
+        // No padding: one row each; unbounded: the row count alone decides.
+        assert_eq!(rows(1, 0.0), vec![1; 6]);
+        assert_eq!(rows(2, f64::INFINITY), vec![3, 3]);
+        // Every completion token is still counted once.
+        let tokens: usize = build_span_micro_batches(&sequences, 2, 0, 0.25).unwrap().iter().map(|m| m.tokens).sum();
+        assert_eq!(tokens, owned.iter().map(|(i, _)| i.len() - 1).sum::<usize>());
     }
 }

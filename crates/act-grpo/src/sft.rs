@@ -280,16 +280,19 @@ impl SftTrainer {
         }
         let started = Instant::now();
         let indices = self.cursor.take(self.config.batch_size, &mut self.rng);
-        // Longest first, so each micro-batch holds sequences of similar length and pads little.
+        // Longest first: micro-batches of similar lengths pad little, and consecutive ones, which run side by side
+        // on the shards, cost about the same.
         let mut batch: Vec<&PackedSequence> = indices.iter().map(|&i| &self.units[i]).collect();
         batch.sort_by_key(|u| std::cmp::Reverse(u.ids.len()));
         let sequences: Vec<(&[u32], Vec<std::ops::Range<usize>>)> =
             batch.iter().map(|u| (&u.ids[..], u.spans.clone())).collect();
-        let shards = self.config.run.shards_on(&self.model.device());
+        let device = self.model.device();
+        let shards = self.config.run.shards_on(&device);
         let micro = build_span_micro_batches(
             &sequences,
             self.config.grad_accumulation_steps * shards,
             self.tokenizer.end_of_text_id(),
+            self.config.run.pad_tolerance_on(&device),
         )?;
         let total_tokens: usize = micro.iter().map(|m| m.tokens).sum();
         let chunk = self.config.run.logprob_chunk;
@@ -360,7 +363,8 @@ impl SftTrainer {
         for chunk in self.validation.chunks(self.config.batch_size) {
             let sequences: Vec<(&[u32], Vec<std::ops::Range<usize>>)> =
                 chunk.iter().map(|u| (&u.ids[..], u.spans.clone())).collect();
-            for m in build_span_micro_batches(&sequences, 1, self.tokenizer.end_of_text_id())? {
+            let tolerance = self.config.run.pad_tolerance_on(&model.device());
+            for m in build_span_micro_batches(&sequences, 1, self.tokenizer.end_of_text_id(), tolerance)? {
                 sum += masked_nll_sum(&model, &m, self.config.run.logprob_chunk)?.into_scalar::<f32>() as f64;
                 tokens += m.tokens;
             }
