@@ -77,8 +77,10 @@ pub(crate) fn build_group_micro_batches(
 }
 
 /// Splits `sequences` (ids, the token ranges that carry loss), longest first, into micro-batches of at most
-/// `ceil(n / parts)` rows each (so `parts` bounds the rows of one, as gradient accumulation asks), starting a new micro-batch whenever the next sequence would pad the
-/// current one beyond [`SPAN_PAD_TOLERANCE`]. A token inside several ranges carries their summed weight.
+/// `ceil(n / parts)` rows each (so `parts` bounds the rows of one, as gradient accumulation asks), starting a new
+/// micro-batch whenever the next sequence would make the padding exceed `tolerance` times the real tokens (see
+/// [`RunConfig::micro_batch_pad_tolerance`](crate::RunConfig::micro_batch_pad_tolerance)). A token inside several
+/// ranges carries their summed weight.
 ///
 /// Why: packed episodes vary several-fold in length, and a micro-batch costs its row count times its longest row
 /// (quadratically in attention). Split by row count alone, the longest rows shared one micro-batch and the
