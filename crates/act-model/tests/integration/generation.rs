@@ -138,3 +138,34 @@ fn reused_prefixes_decode_what_full_encoding_decodes() {
     // The later turns replaced the earlier ones they extend.
     assert_eq!(store.len(), second.len());
 }
+
+#[test]
+fn rows_that_encode_whole_prompts_prefill_apart_and_decode_the_same() {
+    let model = model();
+    let first: Vec<Vec<u32>> = (0..3u32).map(|r| (0..20 + r).map(|t| (t * 5 + r) % 64).collect()).collect();
+    let config = GenerationConfig::greedy(4);
+    let mut store = PrefixStore::new(16);
+    let turn1 = generate_reusing(&model, &first, &[0; 3], &config, &NoStop, &mut store).unwrap();
+    // Two rows continue their episode by a few tokens; one new episode encodes 150 tokens and one row 40: the
+    // long row prefills in its own batch.
+    let mut second: Vec<Vec<u32>> =
+        first.iter().zip(&turn1).take(2).map(|(p, g)| [p.as_slice(), &g.tokens, &[41, 42]].concat()).collect();
+    second.push((0..150).map(|t| (t * 11 + 3) % 64).collect());
+    second.push((0..40).map(|t| (t * 13 + 1) % 64).collect());
+    let seeds = [3, 1, 4, 1];
+    let config = GenerationConfig { sampler: Sampler::new(0.8, 0, 1.0).unwrap(), ..GenerationConfig::greedy(5) };
+    // A stop condition that knows its rows: the grouping must not mix them up.
+    let reused = generate_reusing(&model, &second, &seeds, &config, &StopRowAt(2, 2), &mut store).unwrap();
+    let full = generate(&model, &second, &seeds, &config, &StopRowAt(2, 2)).unwrap();
+    assert_eq!(reused, full);
+    assert_eq!((full[2].tokens.len(), full[2].finish), (2, FinishReason::Stop));
+}
+
+/// Stops row `.0` after `.1` tokens.
+struct StopRowAt(usize, usize);
+
+impl StopCondition for StopRowAt {
+    fn is_done(&self, row: usize, completion: &[u32]) -> bool {
+        row == self.0 && completion.len() >= self.1
+    }
+}
