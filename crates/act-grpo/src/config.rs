@@ -316,8 +316,8 @@ impl RunConfig {
     /// The padding tolerance of SFT micro-batches on `device`:
     /// [`micro_batch_pad_tolerance`](Self::micro_batch_pad_tolerance), or the device's default: 0 on flex (a CPU
     /// pays for every padded position, and an extra pass costs little: one sequence per micro-batch unless
-    /// lengths are equal; 1.7x faster language modelling on packed ALFWorld episodes than padding four to the
-    /// longest, docs/results.md), unbounded on libtorch and CUDA (accelerators want wide micro-batches).
+    /// lengths are equal; 1.7x faster language modelling on packed ALFWorld episodes than padding each core's
+    /// two to the longer, docs/results.md), unbounded on libtorch and CUDA (accelerators want wide micro-batches).
     pub fn pad_tolerance_on(&self, device: &burn::prelude::Device) -> f64 {
         let flex = matches!(device.as_dispatch().clone().inner(), burn::backend::DispatchDevice::Flex(_));
         match self.micro_batch_pad_tolerance {

@@ -360,10 +360,10 @@ impl SftTrainer {
         let model = self.model.valid();
         let mut sum = 0.0;
         let mut tokens = 0;
+        let tolerance = self.config.run.pad_tolerance_on(&model.device());
         for chunk in self.validation.chunks(self.config.batch_size) {
             let sequences: Vec<(&[u32], Vec<std::ops::Range<usize>>)> =
                 chunk.iter().map(|u| (&u.ids[..], u.spans.clone())).collect();
-            let tolerance = self.config.run.pad_tolerance_on(&model.device());
             for m in build_span_micro_batches(&sequences, 1, self.tokenizer.end_of_text_id(), tolerance)? {
                 sum += masked_nll_sum(&model, &m, self.config.run.logprob_chunk)?.into_scalar::<f32>() as f64;
                 tokens += m.tokens;
