@@ -59,6 +59,21 @@ impl std::fmt::Display for BackendKind {
 }
 
 impl BackendKind {
+    /// How many generations [`crate::ModelPolicy::with_workers`] should run side by side on this backend: the
+    /// CPU's cores on flex (one generation keeps about one core busy), 1 on libtorch (its kernels use every core
+    /// already) and on GPUs.
+    ///
+    /// ```
+    /// assert_eq!(act_model::BackendKind::TchCuda(0).generation_workers(), 1);
+    /// assert!(act_model::BackendKind::Flex.generation_workers() >= 1);
+    /// ```
+    pub fn generation_workers(self) -> usize {
+        match self {
+            BackendKind::Flex => std::thread::available_parallelism().map_or(1, usize::from),
+            BackendKind::Tch | BackendKind::TchCuda(_) | BackendKind::Cuda(_) => 1,
+        }
+    }
+
     /// The inference device (no autodiff).
     pub fn device(self) -> Result<Device, ModelError> {
         match self {

@@ -3,8 +3,10 @@
 use std::sync::Mutex;
 
 use act_core::{Policy, PolicyError, Query, SamplingParams, derive_seed};
+use rayon::prelude::*;
 
-use crate::generate::{FinishReason, GenerationConfig, StopCondition, generate, generate_reusing};
+use crate::error::ModelError;
+use crate::generate::{FinishReason, Generation, GenerationConfig, StopCondition, generate, generate_reusing};
 use crate::prefix_cache::PrefixStore;
 use crate::qwen3::Qwen3;
 use crate::sampling::Sampler;
@@ -31,13 +33,29 @@ pub struct ModelPolicy {
     tokenizer: ChatTokenizer,
     template: ChatTemplate,
     batch_size: usize,
+    workers: usize,
     prefixes: Option<Mutex<PrefixStore>>,
 }
+
+/// The fewest rows a worker of [`ModelPolicy::with_workers`] gets: below that a thread costs more than it saves.
+const MIN_ROWS_PER_WORKER: usize = 4;
 
 impl ModelPolicy {
     /// A policy generating up to 16 queries per batch.
     pub fn new(name: impl Into<String>, model: Qwen3, tokenizer: ChatTokenizer, template: ChatTemplate) -> Self {
-        ModelPolicy { name: name.into(), model, tokenizer, template, batch_size: 16, prefixes: None }
+        ModelPolicy { name: name.into(), model, tokenizer, template, batch_size: 16, workers: 1, prefixes: None }
+    }
+
+    /// Splits each generation batch into up to `workers` parts generated side by side on rayon's pool (at
+    /// least 4 rows each); 1 (the default) generates each batch in one piece.
+    ///
+    /// Why: on a CPU, decoding a batch is mostly small matrix products and element-wise kernels that run on one
+    /// core, so one generation keeps a single core busy; on a GPU one batch already fills the device, so keep 1.
+    /// Each row samples from its own seed and reads the same stored prefix either way, so the completions are those
+    /// of one batch (up to floating-point summation order).
+    pub fn with_workers(mut self, workers: usize) -> Self {
+        self.workers = workers.max(1);
+        self
     }
 
     /// Keeps the keys and values of the last `capacity` prompts + completions, so a prompt that continues one of
@@ -103,15 +121,8 @@ impl ModelPolicy {
         for (chunk_index, chunk) in prompts.chunks(self.batch_size).enumerate() {
             let first = chunk_index * self.batch_size;
             let seeds: Vec<u64> = (0..chunk.len()).map(|i| derive_seed(params.seed, (first + i) as u64)).collect();
-            let stop = StopStrings { tokenizer: &self.tokenizer, stops: &params.stop };
-            let generations = match &self.prefixes {
-                Some(store) => {
-                    let mut store = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    generate_reusing(&self.model, chunk, &seeds, &config, &stop, &mut store)
-                }
-                None => generate(&self.model, chunk, &seeds, &config, &stop),
-            }
-            .map_err(|e| fail(e.to_string()))?;
+            let generations =
+                self.generate_chunk(chunk, &seeds, &config, &params.stop).map_err(|e| fail(e.to_string()))?;
             for (prompt_ids, generation) in chunk.iter().zip(generations) {
                 let text = self.tokenizer.decode(&generation.tokens, true).map_err(|e| fail(e.to_string()))?;
                 out.push(Completion {
@@ -121,6 +132,64 @@ impl ModelPolicy {
                     finish: generation.finish,
                 });
             }
+        }
+        Ok(out)
+    }
+}
+
+impl ModelPolicy {
+    /// One generation batch, in up to `self.workers` parts on their own threads.
+    fn generate_chunk(
+        &self,
+        prompts: &[Vec<u32>],
+        seeds: &[u64],
+        config: &GenerationConfig,
+        stops: &[String],
+    ) -> Result<Vec<Generation>, ModelError> {
+        let stop = StopStrings { tokenizer: &self.tokenizer, stops };
+        let parts = self.workers.min(prompts.len() / MIN_ROWS_PER_WORKER).max(1);
+        if parts == 1 {
+            return match &self.prefixes {
+                Some(store) => {
+                    let mut store = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    generate_reusing(&self.model, prompts, seeds, config, &stop, &mut store)
+                }
+                None => generate(&self.model, prompts, seeds, config, &stop),
+            };
+        }
+        let size = prompts.len().div_ceil(parts);
+        let ranges: Vec<std::ops::Range<usize>> =
+            (0..prompts.len()).step_by(size).map(|start| start..(start + size).min(prompts.len())).collect();
+        // Each part reads the stored prefixes of its own prompts; what it stores is merged back afterwards.
+        let mut stores: Vec<Option<PrefixStore>> = match &self.prefixes {
+            Some(store) => {
+                let store = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                ranges.iter().map(|r| Some(store.matches_for(&prompts[r.clone()]))).collect()
+            }
+            None => ranges.iter().map(|_| None).collect(),
+        };
+        // Rayon, not threads of our own: a caller already on rayon's pool (a batched item evaluation) must not
+        // block its worker while the parts' kernels, which use the same pool, wait for a free one.
+        let results: Vec<Result<Vec<Generation>, ModelError>> = ranges
+            .par_iter()
+            .zip(stores.par_iter_mut())
+            .map(|(range, store)| {
+                let (prompts, seeds) = (&prompts[range.clone()], &seeds[range.clone()]);
+                match store {
+                    Some(store) => generate_reusing(&self.model, prompts, seeds, config, &stop, store),
+                    None => generate(&self.model, prompts, seeds, config, &stop),
+                }
+            })
+            .collect();
+        if let Some(store) = &self.prefixes {
+            let mut store = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            for part in stores.into_iter().flatten() {
+                store.absorb(part);
+            }
+        }
+        let mut out = Vec::with_capacity(prompts.len());
+        for part in results {
+            out.extend(part?);
         }
         Ok(out)
     }

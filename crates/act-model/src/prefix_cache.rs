@@ -91,6 +91,28 @@ impl PrefixStore {
         self.encoded += encoded as u64;
     }
 
+    /// A store of this one's capacity holding, for each of `prompts`, the entry sharing its longest prefix (when
+    /// one qualifies): what generation for those prompts reads, so it can run apart, on another thread, and be
+    /// merged back with [`PrefixStore::absorb`]. Entries are shared, not copied (tensors are reference-counted).
+    pub(crate) fn matches_for(&self, prompts: &[Vec<u32>]) -> PrefixStore {
+        let mut part = PrefixStore::new(self.capacity);
+        part.min_match = self.min_match;
+        let mut taken: Vec<usize> = prompts.iter().filter_map(|p| self.longest_match(p).map(|(i, _)| i)).collect();
+        taken.sort_unstable();
+        taken.dedup();
+        part.entries.extend(taken.into_iter().map(|i| self.entries[i].clone()));
+        part
+    }
+
+    /// Merges a store made by [`PrefixStore::matches_for`] after generation used it: its entries (the matched
+    /// ones and those generation stored) are inserted as by [`PrefixStore::insert`], and its counts added.
+    pub(crate) fn absorb(&mut self, part: PrefixStore) {
+        self.record(part.reused as usize, part.encoded as usize);
+        for entry in part.entries {
+            self.insert(entry);
+        }
+    }
+
     /// Stores `prefix`, dropping the entries it extends (an episode keeps only its latest turn) and then the
     /// oldest beyond capacity.
     pub(crate) fn insert(&mut self, prefix: StoredPrefix) {
@@ -126,6 +148,25 @@ mod tests {
         assert_eq!(store.longest_match(&short), None);
         let other: Vec<u32> = (100..120).collect();
         assert_eq!(store.longest_match(&other), Some((1, 19)));
+    }
+
+    #[test]
+    fn matches_for_takes_each_prompts_entry_and_absorb_merges_back() {
+        let mut store = PrefixStore::new(8);
+        for start in [0u32, 100, 200] {
+            store.insert(stored((start..start + 20).collect()));
+        }
+        let prompts: Vec<Vec<u32>> = vec![(100..130).collect(), (500..540).collect(), (100..125).collect()];
+        let mut part = store.matches_for(&prompts);
+        assert_eq!(part.len(), 1, "one entry serves both prompts that continue it; none the unmatched one");
+        assert_eq!(part.longest_match(&prompts[0]), store.longest_match(&prompts[0]).map(|(_, n)| (0, n)));
+        part.insert(stored((100..130).collect()));
+        part.insert(stored((500..540).collect()));
+        part.record(20, 70);
+        store.absorb(part);
+        assert_eq!(store.len(), 4, "the extended entry replaced, the new one added");
+        assert_eq!(store.longest_match(&(100..140).collect::<Vec<_>>()), Some((2, 30)));
+        assert_eq!((store.reused_tokens(), store.encoded_tokens()), (20, 70));
     }
 
     #[test]

@@ -80,3 +80,33 @@ fn prefix_reuse_continues_conversations_without_changing_them() {
     let (reused, encoded) = reusing.prefix_reuse_counts().unwrap();
     assert!(reused > 0 && encoded > 0, "reused {reused}, encoded {encoded}");
 }
+
+#[test]
+fn workers_split_batches_without_changing_completions_or_reuse() {
+    let params = SamplingParams::default().with_max_new_tokens(5).with_seed(9);
+    let one = policy_with_batch(16).with_prefix_reuse(32);
+    let three = policy_with_batch(16).with_prefix_reuse(32).with_workers(3);
+    let plain_three = policy_with_batch(16).with_workers(3);
+    let mut prompts: Vec<String> =
+        (0..13).map(|i| format!("episode {i}: where is the mug {}? go to desk {}", i % 5, i % 3)).collect();
+    for turn in 0..3 {
+        let queries: Vec<Query> = prompts.iter().map(Query::text).collect();
+        let expected = one.complete(&queries, &params).unwrap();
+        assert_eq!(three.complete(&queries, &params).unwrap(), expected, "turn {turn}, reusing");
+        assert_eq!(plain_three.complete(&queries, &params).unwrap(), expected, "turn {turn}, plain");
+        for (prompt, completion) in prompts.iter_mut().zip(&expected) {
+            prompt.push_str(&format!("{}\nyou see mug {turn}", completion.text));
+        }
+    }
+    // Every part reads the prefixes its prompts continue and stores what it generated.
+    assert_eq!(three.prefix_reuse_counts(), one.prefix_reuse_counts());
+    assert!(one.prefix_reuse_counts().unwrap().0 > 0);
+    // Called from rayon's workers, as the batched item evaluations call it: the same completions.
+    let queries: Vec<Query> = prompts.iter().map(Query::text).collect();
+    let expected = plain_three.complete(&queries, &params).unwrap();
+    let nested: Vec<_> = {
+        use rayon::prelude::*;
+        (0..4).into_par_iter().map(|_| plain_three.complete(&queries, &params).unwrap()).collect()
+    };
+    assert!(nested.iter().all(|c| *c == expected));
+}
