@@ -1,10 +1,9 @@
-//! Throughput of the pipeline's two model-bound stages at quickstart size, with the crates composed as the examples
+//! Throughput of the pipeline's two model-bound stages at tiny size, with the crates composed as the examples
 //! compose them: critic-pair sampling from π₀ (expert states per second; act-pairs + act-model) and lockstep
 //! on-line evaluation (environment steps per second; act-eval + act-model + act-alfworld).
 //!
-//! The policy is the quickstart's `tiny` Qwen3 at its initialisation on a BPE tokenizer trained on the states'
-//! text: an untrained model writes until `max_new_tokens`, the most expensive case, so the figures bound the
-//! quickstart's stages from below.
+//! The policy is the `tiny` Qwen3 at its initialisation on a BPE tokenizer trained on the states' text, with
+//! compact prompts: an untrained model writes until `max_new_tokens`, the most expensive case.
 //!
 //! `il/...` is one SFT step over the IL data of 8 training games, in the compact format (one sequence per expert
 //! state) and the conversation format with and without prefix packing (one sequence per episode): the throughput
@@ -27,7 +26,7 @@ use burn::prelude::Device;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const ENVIRONMENT: &str = "the ALFRED Embodied Environment";
-/// As the quickstart: compact prompts, 24-token actions.
+/// Actions of up to 24 tokens, as the pipeline generates them.
 const ACTION_TOKENS: usize = 24;
 
 fn bench_stages(c: &mut Criterion) {
@@ -83,6 +82,8 @@ fn bench_il_formats(c: &mut Criterion) {
         (PromptStyle::Compact, false, "tiny"),
         (PromptStyle::Conversation, false, "tiny"),
         (PromptStyle::Conversation, true, "tiny"),
+        // The quickstart's model and format.
+        (PromptStyle::Conversation, true, "small-400k"),
         // Unpacked, small-1m takes about 30 s a step here: only the packed format is timed.
         (PromptStyle::Conversation, true, "small-1m"),
     ] {

@@ -7,7 +7,8 @@
 //! cargo run --release --features tch --example alfworld -- --config examples/configs/alfworld-qwen3.json
 //! ```
 //!
-//! The quickstart is this example with the default config; `--help` lists the flags that override the file.
+//! The quickstart is this example with `examples/configs/quickstart.json`; `--help` lists the flags that override
+//! the file (without `--config`, the library's defaults: the compact prompts and the `tiny` preset).
 
 use act_examples::cli::{PipelineArgs, run_seeds};
 use act_examples::experiment::Benchmark;
@@ -23,10 +24,9 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let result = args
-        .pipeline
-        .experiment_config()
-        .and_then(|config| run_seeds(&Benchmark::native_alfworld(config.train_tasks()), &args.pipeline, "alfworld"));
+    let result = args.pipeline.experiment_config().and_then(|config| {
+        run_seeds(&Benchmark::native_alfworld(config.train_tasks()), &args.pipeline, &config, "alfworld")
+    });
     if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);

@@ -46,7 +46,9 @@ fn main() {
         env = env.with_tasks(args.tasks.iter().map(|t| t.trim().to_owned()));
     }
     let bench = Benchmark::sciworld(env);
-    if let Err(err) = run_seeds(&bench, &args.pipeline, "sciworld") {
+    let result =
+        args.pipeline.experiment_config().and_then(|config| run_seeds(&bench, &args.pipeline, &config, "sciworld"));
+    if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);
     }

@@ -24,7 +24,8 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let result = WebShopWorld::generate(args.products, 0).map_err(Into::into).and_then(|world| {
+    let result = args.pipeline.experiment_config().and_then(|config| {
+        let world = WebShopWorld::generate(args.products, 0)?;
         let bench = Benchmark {
             name: "webshop".into(),
             environment: "the WebShop online shopping environment".into(),
@@ -33,7 +34,7 @@ fn main() {
             eval_splits: vec![Split::Test],
             show_admissible: true,
         };
-        run_seeds(&bench, &args.pipeline, "webshop")
+        run_seeds(&bench, &args.pipeline, &config, "webshop")
     });
     if let Err(err) = result {
         eprintln!("error: {err}");

@@ -48,11 +48,16 @@ pub struct PipelineArgs {
 }
 
 impl PipelineArgs {
-    /// The experiment config: the file's (or the defaults), with the flags applied.
+    /// The experiment config: the file's (or [`ExperimentConfig::default`]), with the flags applied.
     pub fn experiment_config(&self) -> Result<ExperimentConfig, BoxError> {
+        self.experiment_config_or(ExperimentConfig::default())
+    }
+
+    /// The experiment config: the file's (or `defaults` when no file is given), with the flags applied.
+    pub fn experiment_config_or(&self, defaults: ExperimentConfig) -> Result<ExperimentConfig, BoxError> {
         let mut config = match &self.config {
             Some(path) => ExperimentConfig::from_json_file(path)?,
-            None => ExperimentConfig::default(),
+            None => defaults,
         };
         if let Some(n) = self.train_games {
             config.train_games = n;
@@ -84,14 +89,15 @@ impl PipelineArgs {
     }
 }
 
-/// Runs the experiment once per seed, then writes and prints the summary comparing ACT → IL with IL.
+/// Runs the experiment of `config` (from [`PipelineArgs::experiment_config`]) once per seed of `args`, then writes
+/// and prints the summary comparing ACT → IL with IL.
 pub fn run_seeds<F: EnvironmentFactory>(
     bench: &Benchmark<F>,
     args: &PipelineArgs,
+    config: &ExperimentConfig,
     default_name: &str,
 ) -> Result<(), BoxError> {
     let started = std::time::Instant::now();
-    let config = args.experiment_config()?;
     let dir = crate::run_dir(&args.out, args.name.as_deref().unwrap_or(default_name))?;
     let mut results = Vec::new();
     for &seed in &args.seeds {

@@ -265,10 +265,16 @@ impl ExperimentConfig {
     pub fn from_json_file(path: impl AsRef<Path>) -> Result<Self, String> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut de = serde_json::Deserializer::from_str(&text);
+        Self::from_json_str(&text, &path.display().to_string())
+    }
+
+    /// Parses a JSON config; fields it does not set keep their defaults. Errors name `origin` (a file name), the
+    /// line and the field.
+    pub fn from_json_str(text: &str, origin: &str) -> Result<Self, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let inner = e.inner();
-            format!("{}: line {}, field `{}`: {inner}", path.display(), inner.line(), e.path())
+            format!("{origin}: line {}, field `{}`: {inner}", inner.line(), e.path())
         })
     }
 

@@ -313,8 +313,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let probe = (config.heldout_points > 0).then(|| HeldOutProbe {
         points: config.heldout_points,
         measure: Box::new(|model| {
-            let policy = ModelPolicy::new("probe", model, context.tokenizer.clone(), context.template.clone())
-                .with_batch_size(64);
+            let policy = context.policy("probe", model, 64);
             let mut values = BTreeMap::new();
             let report = evaluate_next_action(&policy as &dyn Policy, &probe_items, &probe_next_action)?;
             values.insert("next_action_accuracy".to_owned(), report.summary.accuracy.value);
@@ -350,9 +349,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let pi0 = || -> Result<ModelPolicy, BoxError> {
         let model = crate::stages::load_model(&base_dir, &context.device()?)?;
         // Consecutive states of an episode share their prompt's start in the conversation style: reuse its keys.
-        Ok(ModelPolicy::new("π₀", model, context.tokenizer.clone(), context.template.clone())
-            .with_batch_size(64)
-            .with_prefix_reuse(256))
+        Ok(context.policy("π₀", model, 64).with_prefix_reuse(256))
     };
     let sampling = SamplingParams::default().with_max_new_tokens(action_tokens).with_stop("</action>");
     let pair_config = |mode: PairMode, seed: u64, prompt: act_core::PromptConfig| {
@@ -468,9 +465,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
             if method.model == "base" { base_dir.clone() } else { model_dir(&models.join(method.model)) };
         let model = crate::stages::load_model(&dir_of_model, &device)?;
         // An episode's next prompt continues its last one: reuse its keys and values instead of re-encoding.
-        let policy = ModelPolicy::new(method.name, model, context.tokenizer.clone(), context.template.clone())
-            .with_batch_size(config.eval_batch_size)
-            .with_prefix_reuse(4 * config.eval_batch_size);
+        let policy =
+            context.policy(method.name, model, config.eval_batch_size).with_prefix_reuse(4 * config.eval_batch_size);
         for split in &bench.eval_splits {
             let path = eval_dir.join(format!("{}_{split}.json", slug(method.name)));
             discard_if_older(&path, &dir_of_model)?;

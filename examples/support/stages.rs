@@ -16,7 +16,7 @@ use act_core::{
     SftSample, Split, Step, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
 };
 use act_grpo::{GrpoConfig, GrpoTrainer, ScheduleKind, SftConfig, SftTrainer, checkpoint_name};
-use act_model::{BackendKind, ChatTemplate, ChatTokenizer, Qwen3, Qwen3Config, load_hf, save_hf};
+use act_model::{BackendKind, ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config, load_hf, save_hf};
 use burn::module::Module;
 use burn::prelude::Device;
 use rand::RngExt;
@@ -42,6 +42,14 @@ impl ModelContext {
     /// The inference device.
     pub fn device(&self) -> Result<Device, BoxError> {
         Ok(self.backend.device()?)
+    }
+
+    /// A policy around `model` with this context's tokenizer and template, generating `batch_size` queries per
+    /// batch in as many parts side by side as the backend profits from ([`BackendKind::generation_workers`]).
+    pub fn policy(&self, name: &str, model: Qwen3, batch_size: usize) -> ModelPolicy {
+        ModelPolicy::new(name, model, self.tokenizer.clone(), self.template.clone())
+            .with_batch_size(batch_size)
+            .with_workers(self.backend.generation_workers())
     }
 }
 
