@@ -28,7 +28,7 @@ fn quickstart_config() -> Result<ExperimentConfig, BoxError> {
     Ok(ExperimentConfig::from_json_str(QUICKSTART_CONFIG, "examples/configs/quickstart.json")?)
 }
 
-/// The ACT pipeline on the native ALFWorld with a tiny model.
+/// The ACT pipeline on the native ALFWorld with a small model trained from scratch (examples/configs/quickstart.json).
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
