@@ -138,7 +138,7 @@ impl ModelPolicy {
 }
 
 impl ModelPolicy {
-    /// One generation batch, in up to `self.workers` parts on their own threads.
+    /// One generation batch, in up to `self.workers` parts side by side.
     fn generate_chunk(
         &self,
         prompts: &[Vec<u32>],
@@ -148,14 +148,13 @@ impl ModelPolicy {
     ) -> Result<Vec<Generation>, ModelError> {
         let stop = StopStrings { tokenizer: &self.tokenizer, stops };
         let parts = self.workers.min(prompts.len() / MIN_ROWS_PER_WORKER).max(1);
+        let run = |prompts: &[Vec<u32>], seeds: &[u64], store: Option<&mut PrefixStore>| match store {
+            Some(store) => generate_reusing(&self.model, prompts, seeds, config, &stop, store),
+            None => generate(&self.model, prompts, seeds, config, &stop),
+        };
         if parts == 1 {
-            return match &self.prefixes {
-                Some(store) => {
-                    let mut store = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                    generate_reusing(&self.model, prompts, seeds, config, &stop, &mut store)
-                }
-                None => generate(&self.model, prompts, seeds, config, &stop),
-            };
+            let mut guard = self.prefixes.as_ref().map(|s| s.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
+            return run(prompts, seeds, guard.as_deref_mut());
         }
         let size = prompts.len().div_ceil(parts);
         let ranges: Vec<std::ops::Range<usize>> =
@@ -173,13 +172,7 @@ impl ModelPolicy {
         let results: Vec<Result<Vec<Generation>, ModelError>> = ranges
             .par_iter()
             .zip(stores.par_iter_mut())
-            .map(|(range, store)| {
-                let (prompts, seeds) = (&prompts[range.clone()], &seeds[range.clone()]);
-                match store {
-                    Some(store) => generate_reusing(&self.model, prompts, seeds, config, &stop, store),
-                    None => generate(&self.model, prompts, seeds, config, &stop),
-                }
-            })
+            .map(|(range, store)| run(&prompts[range.clone()], &seeds[range.clone()], store.as_mut()))
             .collect();
         if let Some(store) = &self.prefixes {
             let mut store = store.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
