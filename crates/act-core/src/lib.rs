@@ -38,6 +38,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod choice;
 pub mod env;
 pub mod error;
 pub mod jsonl;
@@ -52,12 +53,13 @@ pub mod scripted;
 mod template;
 pub mod trajectory;
 
+pub use choice::Choice;
 pub use env::{Environment, EnvironmentFactory, Reset, TaskInfo, TaskRef, Transition, collect_expert_trajectory};
 pub use error::{DatasetError, EnvError, Error, ParseError, PolicyError, RewardError, TemplateError};
 pub use jsonl::{JsonlReader, JsonlWriter, atomic_write, read_jsonl, write_jsonl};
-pub use pair::{ActionPair, Choice, PairProvenance, PresentedOrder};
+pub use pair::{ActionPair, PairProvenance, PresentedOrder};
 pub use parse::{ParsedAction, actions_match, extract_tag, normalize_action, parse_action, parse_choice};
-pub use policy::{Policy, Query, QueryKind, SamplingParams};
+pub use policy::{Completion, Policy, Query, QueryKind, SamplingParams};
 pub use prompt::{PromptConfig, PromptTemplates, Prompter};
 pub use reward::{Reward, RewardFn, RewardTarget};
 pub use rng::{ActRng, RngState, derive_seed, rng_from_seed};

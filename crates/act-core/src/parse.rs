@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 use crate::error::ParseError;
-use crate::pair::Choice;
 
 /// The tag that holds reasoning.
 pub const THINK_TAG: &str = "think";

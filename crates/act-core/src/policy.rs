@@ -105,6 +105,37 @@ impl Query {
     }
 }
 
+/// A completion with the tokens behind it: what on-line RL trains on without tokenizing the text again.
+///
+/// Policies without tokens (scripted baselines, remote APIs) return the text alone; see [`Completion::has_tokens`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Completion {
+    /// The completion text (what [`Policy::generate`] returns).
+    pub text: String,
+    /// The prompt's token ids as the model read them (chat template applied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_ids: Vec<u32>,
+    /// The sampled token ids.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub token_ids: Vec<u32>,
+    /// Each sampled token's log-probability under the distribution it was drawn from (the model's at the sampling
+    /// temperature, before top-k/top-p): a trainer's behaviour log-probs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_probs: Vec<f32>,
+}
+
+impl Completion {
+    /// A completion that is text only.
+    pub fn text_only(text: impl Into<String>) -> Self {
+        Completion { text: text.into(), ..Completion::default() }
+    }
+
+    /// Whether token ids and one log-prob per token came with the text.
+    pub fn has_tokens(&self) -> bool {
+        !self.token_ids.is_empty() && self.token_ids.len() == self.log_probs.len()
+    }
+}
+
 /// Turns a batch of queries into completions, one per query, in order.
 ///
 /// Implementations must be deterministic given `params.seed`: query `i` samples from
@@ -115,6 +146,13 @@ pub trait Policy: Send + Sync {
 
     /// One completion per query.
     fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError>;
+
+    /// One completion per query with its token ids and sampled log-probs, under the same seeding contract as
+    /// [`generate`](Policy::generate) (the texts are the same). The default is `generate`'s text alone, which is
+    /// right for policies without tokens; language-model policies override it.
+    fn complete(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
+        Ok(self.generate(queries, params)?.into_iter().map(Completion::text_only).collect())
+    }
 }
 
 impl<P: Policy + ?Sized> Policy for &P {
@@ -125,6 +163,10 @@ impl<P: Policy + ?Sized> Policy for &P {
     fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
         (**self).generate(queries, params)
     }
+
+    fn complete(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
+        (**self).complete(queries, params)
+    }
 }
 
 impl<P: Policy + ?Sized> Policy for Box<P> {
@@ -134,5 +176,9 @@ impl<P: Policy + ?Sized> Policy for Box<P> {
 
     fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
         (**self).generate(queries, params)
+    }
+
+    fn complete(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
+        (**self).complete(queries, params)
     }
 }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 use crate::error::RewardError;
-use crate::pair::Choice;
 use crate::trajectory::Action;
 
 /// What a completion is scored against.

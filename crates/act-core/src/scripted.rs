@@ -178,6 +178,10 @@ mod tests {
             first.iter().map(|c| parse_action(c, false).unwrap().action).collect();
         assert_eq!(picked.len(), 3);
         assert_ne!(first, policy.generate(&queries, &params.clone().with_seed(10)).unwrap());
+        // A policy without tokens completes with its texts alone.
+        let completions = policy.complete(&queries[..3], &params).unwrap();
+        assert_eq!(completions.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), first[..3]);
+        assert!(completions.iter().all(|c| !c.has_tokens() && c.token_ids.is_empty() && c.log_probs.is_empty()));
     }
 
     #[test]

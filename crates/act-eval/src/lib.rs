@@ -68,6 +68,7 @@ pub mod error;
 mod lockstep;
 pub mod next_action;
 pub mod paired;
+mod play;
 pub mod plot;
 pub mod report;
 pub mod stats;

@@ -12,8 +12,8 @@ use act_core::{Environment, EnvironmentFactory, Policy, Query, derive_seed};
 use indicatif::ProgressBar;
 use rayon::prelude::*;
 
-use crate::episodes::{Episode, EpisodeResult, EpisodeRunner};
 use crate::error::EvalError;
+use crate::play::{Episode, EpisodeResult, EpisodeRunner};
 
 /// The sub-stream of the evaluation seed that seeds the batched calls: call `c` samples with
 /// `derive_seed(derive_seed(seed, LOCKSTEP_STREAM), c)`. Far above any episode index, whose streams seed episodes.

@@ -88,6 +88,9 @@ fn invalid_actions_are_counted_and_optionally_snapped() {
     let report = evaluate_episodes(&doors(10), Agent::Policy(&mute), &config().with_transcripts(true)).unwrap();
     assert_eq!(report.summary.unparseable_rate.as_ref().unwrap().value, 1.0);
     assert_eq!(report.results[0].transcript[0].action.as_str(), "I am not sure.");
+    // Each step records what the agent read: the start, then the answer to the previous action.
+    let read: Vec<&str> = report.results[0].transcript[..2].iter().map(|s| s.observation.as_str()).collect();
+    assert_eq!(read, ["You see 2 doors.", "Nothing happens."]);
     assert!(report.summary.steps_to_success.is_none());
 
     let thinker = scripted("thinker", |_| "<action>look</action>".to_owned());

@@ -51,6 +51,7 @@ pub mod clip;
 pub mod config;
 pub mod data;
 pub mod error;
+pub mod gigpo;
 pub mod grpo;
 pub mod guard;
 pub mod logprobs;
@@ -70,6 +71,7 @@ pub use config::{
 };
 pub use data::DataCursor;
 pub use error::GrpoError;
+pub use gigpo::{EpisodeRecord, GigpoAdvantages, GigpoConfig, GigpoStats, StepRecord, gigpo_advantages};
 pub use grpo::{GrpoStep, GrpoTrainer, ScoredCompletion};
 pub use guard::NonFiniteGuard;
 pub use logprobs::{TokenLogProbs, completion_log_probs, token_log_probs};

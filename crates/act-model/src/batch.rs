@@ -3,7 +3,10 @@
 use burn::prelude::*;
 
 use crate::error::ModelError;
-use crate::qwen3::MASKED;
+
+/// Additive attention bias for masked positions: large and finite, so fully masked rows (padding queries)
+/// give a uniform softmax instead of NaN, and the masked probabilities underflow to exactly zero elsewhere.
+pub const MASKED: f32 = -1.0e30;
 
 /// Which side of a short sequence receives padding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -25,10 +25,13 @@ pub enum FinishReason {
 }
 
 /// One row's result.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Generation {
     /// The new tokens (the prompt is not repeated).
     pub tokens: Vec<u32>,
+    /// Each new token's log-probability when it was sampled: [`Sampler::log_prob`] (the model's distribution at
+    /// the sampling temperature, before top-k/top-p), what a trainer stores as the behaviour policy's.
+    pub log_probs: Vec<f32>,
     /// Why generation ended.
     pub finish: FinishReason,
 }
@@ -213,8 +216,10 @@ fn generate_batch(
             return Err(ModelError::Input(format!("prompt {i} has token {t} outside the vocabulary of {vocab}")));
         }
     }
-    let mut results: Vec<Generation> =
-        prompts.iter().map(|_| Generation { tokens: Vec::new(), finish: FinishReason::Length }).collect();
+    let mut results: Vec<Generation> = prompts
+        .iter()
+        .map(|_| Generation { tokens: Vec::new(), log_probs: Vec::new(), finish: FinishReason::Length })
+        .collect();
     if prompts.is_empty() || config.max_new_tokens == 0 {
         return Ok(results);
     }
@@ -229,9 +234,11 @@ fn generate_batch(
         let mut finished = Vec::new();
         for (slot, &row) in state.rows.iter().enumerate() {
             let start = slot * vocab as usize;
-            let token = config.sampler.sample(&logits[start..start + vocab as usize], &mut rngs[row]);
+            let row_logits = &logits[start..start + vocab as usize];
+            let token = config.sampler.sample(row_logits, &mut rngs[row]);
             let out = &mut results[row];
             out.tokens.push(token);
+            out.log_probs.push(config.sampler.log_prob(row_logits, token));
             if config.eos_token_ids.contains(&token) {
                 out.finish = FinishReason::Eos;
                 finished.push(slot);

@@ -13,12 +13,14 @@ use crate::sampling::Sampler;
 use crate::tokenizer::{ChatTemplate, ChatTokenizer};
 
 /// One completion with its tokens, for trainers that score exactly what was sampled.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Completion {
     /// Prompt token ids (chat template applied).
     pub prompt_ids: Vec<u32>,
     /// Generated token ids (through the stop string or end token, if one was produced).
     pub completion_ids: Vec<u32>,
+    /// Each generated token's log-probability when it was sampled (see [`Sampler::log_prob`]).
+    pub log_probs: Vec<f32>,
     /// The completion text, cut right after the first stop string; special tokens removed.
     pub text: String,
     /// Why generation ended.
@@ -101,8 +103,9 @@ impl ModelPolicy {
         &self.template
     }
 
-    /// Completions with their token ids; query `i` samples from `derive_seed(params.seed, i)`.
-    pub fn complete(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
+    /// Completions with their token ids, sampled log-probs and finish reasons; query `i` samples from
+    /// `derive_seed(params.seed, i)`. [`Policy::complete`] returns the same without the finish reasons.
+    pub fn completions(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
         let fail = |message: String| PolicyError::Generation { policy: self.name.clone(), message };
         let sampler = Sampler::new(params.temperature, params.top_k, params.top_p).map_err(|e| fail(e.to_string()))?;
         let config = GenerationConfig {
@@ -129,6 +132,7 @@ impl ModelPolicy {
                     prompt_ids: prompt_ids.clone(),
                     text: cut_after_stop(&text, &params.stop).to_string(),
                     completion_ids: generation.tokens,
+                    log_probs: generation.log_probs,
                     finish: generation.finish,
                 });
             }
@@ -194,7 +198,20 @@ impl Policy for ModelPolicy {
     }
 
     fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
-        Ok(self.complete(queries, params)?.into_iter().map(|c| c.text).collect())
+        Ok(self.completions(queries, params)?.into_iter().map(|c| c.text).collect())
+    }
+
+    fn complete(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<act_core::Completion>, PolicyError> {
+        Ok(self
+            .completions(queries, params)?
+            .into_iter()
+            .map(|c| act_core::Completion {
+                text: c.text,
+                prompt_ids: c.prompt_ids,
+                token_ids: c.completion_ids,
+                log_probs: c.log_probs,
+            })
+            .collect())
     }
 }
 

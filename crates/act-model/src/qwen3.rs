@@ -11,15 +11,11 @@ use burn::tensor::activation::{silu, softmax};
 use burn::tensor::ops::AttentionModuleOptions;
 use rand::RngExt;
 
-use crate::batch::TokenBatch;
+use crate::batch::{MASKED, TokenBatch};
 use crate::config::Qwen3Config;
 use crate::error::ModelError;
 use crate::kv_cache::{KvCache, LayerCache};
 use crate::rope::{RopeTables, RotaryEmbedding, apply_rotary};
-
-/// Additive attention bias for masked positions: large and finite, so fully masked rows (padding queries)
-/// give a uniform softmax instead of NaN, and the masked probabilities underflow to exactly zero elsewhere.
-pub const MASKED: f32 = -1.0e30;
 
 /// What a parameter is, which decides its initialisation and its on-disk layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

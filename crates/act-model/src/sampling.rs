@@ -76,6 +76,17 @@ impl Sampler {
         }
         *order.last().expect("at least one candidate")
     }
+
+    /// The log-probability of `token` under the model's distribution at this sampler's temperature
+    /// (`log_softmax(logits / T)`, with `T = 1` for greedy decoding), over the whole vocabulary: top-k and top-p
+    /// shape which tokens are drawn but not this value, as in TRL and verl, whose trainers recompute it the same
+    /// way. Summed in `f64`.
+    pub fn log_prob(&self, logits: &[f32], token: u32) -> f32 {
+        let t = if self.is_greedy() { 1.0 } else { f64::from(self.temperature) };
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let log_total = logits.iter().map(|&x| ((x as f64 - max) / t).exp()).sum::<f64>().ln();
+        ((logits[token as usize] as f64 - max) / t - log_total) as f32
+    }
 }
 
 /// Index of the largest logit (the first one on ties).
@@ -93,6 +104,18 @@ pub fn argmax(logits: &[f32]) -> u32 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn log_probs_are_the_tempered_softmax() {
+        let logits = [0.0f32, (2.0f32).ln(), (5.0f32).ln()];
+        let greedy = Sampler::greedy();
+        assert!((greedy.log_prob(&logits, 2) - (5.0f32 / 8.0).ln()).abs() < 1e-6);
+        // At T = 0.5 the probabilities go as the squares: 1, 4, 25.
+        let hot = Sampler::new(0.5, 1, 1.0).unwrap();
+        assert!((hot.log_prob(&logits, 1) - (4.0f32 / 30.0).ln()).abs() < 1e-6, "top-k does not change it");
+        let total: f32 = (0..3).map(|t| hot.log_prob(&logits, t).exp()).sum();
+        assert!((total - 1.0).abs() < 1e-6);
+    }
 
     #[test]
     fn greedy_is_argmax() {

@@ -16,6 +16,7 @@ use crate::expert;
 use crate::pages::{self, BACK_TO_SEARCH, BUY_NOW, ClickTarget, NEXT_PAGE, PREV_PAGE, Page, PageKind, SubPage};
 use crate::reward::{RewardBreakdown, purchase_reward};
 use crate::search::SEARCH_RETURN_N;
+use crate::session::{Episode, Session};
 use crate::world::WebShopWorld;
 
 /// The admissible action listed for a page with a search bar (the agent supplies its own keywords).
@@ -39,45 +40,6 @@ impl Default for EnvConfig {
     fn default() -> Self {
         EnvConfig { max_steps: 15, show_attrs: false, search_anywhere: false }
     }
-}
-
-/// The session state upstream keeps per user.
-#[derive(Debug, Clone)]
-pub(crate) struct Session {
-    pub(crate) kind: PageKind,
-    pub(crate) keywords: String,
-    pub(crate) results: Vec<usize>,
-    pub(crate) page_num: usize,
-    pub(crate) product: Option<usize>,
-    /// Chosen options, in the order first chosen (a Python dict).
-    pub(crate) options: Vec<(String, String)>,
-    /// Every query searched this episode.
-    pub(crate) searches: Vec<String>,
-}
-
-impl Session {
-    fn new() -> Self {
-        Session {
-            kind: PageKind::Start,
-            keywords: String::new(),
-            results: Vec::new(),
-            page_num: 1,
-            product: None,
-            options: Vec::new(),
-            searches: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Episode {
-    pub(crate) goal_index: usize,
-    pub(crate) task: TaskInfo,
-    pub(crate) session: Session,
-    pub(crate) page: Page,
-    pub(crate) steps: usize,
-    pub(crate) done: bool,
-    pub(crate) purchase: Option<RewardBreakdown>,
 }
 
 /// What `/available_actions` reports: upstream's `get_available_actions`.

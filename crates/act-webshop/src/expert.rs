@@ -2,10 +2,10 @@
 //! opens it, selects the option values the goal asks for, and buys. When the target is not among the results it
 //! goes back and searches for the target's title instead.
 
-use crate::env::Episode;
 use crate::fuzzy::{MATCH_THRESHOLD, normalize_color, token_set_ratio};
 use crate::goals::Goal;
 use crate::pages::{BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, PRODUCT_WINDOW, PageKind};
+use crate::session::Episode;
 use crate::world::WebShopWorld;
 
 /// Openers stripped from instructions before searching (longest first).

@@ -35,6 +35,7 @@ pub mod http;
 pub mod pages;
 pub mod reward;
 pub mod search;
+mod session;
 mod vocab;
 pub mod world;
 

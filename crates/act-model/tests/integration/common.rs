@@ -58,3 +58,31 @@ pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
 pub fn device() -> Device {
     Device::flex()
 }
+
+/// Whether two log-prob lists agree to 1e-4: the same tokens computed through different batch layouts (a KV cache
+/// or not, stored prefixes, other batch mates) differ in the last bits of their floating-point sums.
+fn log_probs_agree(a: &[f32], b: &[f32]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-4)
+}
+
+/// The same tokens, finish reasons and (to 1e-4) log-probs, row by row.
+pub fn assert_same_generations(a: &[act_model::Generation], b: &[act_model::Generation], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: row count");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!((&x.tokens, x.finish), (&y.tokens, y.finish), "{what}: row {i}");
+        assert!(log_probs_agree(&x.log_probs, &y.log_probs), "{what}: row {i}: {:?} vs {:?}", x.log_probs, y.log_probs);
+    }
+}
+
+/// [`assert_same_generations`] for a policy's completions (prompt ids and text included).
+pub fn assert_same_completions(a: &[act_model::Completion], b: &[act_model::Completion], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: row count");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(
+            (&x.prompt_ids, &x.completion_ids, &x.text, x.finish),
+            (&y.prompt_ids, &y.completion_ids, &y.text, y.finish),
+            "{what}: row {i}"
+        );
+        assert!(log_probs_agree(&x.log_probs, &y.log_probs), "{what}: row {i}: {:?} vs {:?}", x.log_probs, y.log_probs);
+    }
+}

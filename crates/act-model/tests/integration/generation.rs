@@ -1,6 +1,6 @@
 //! KV-cache decoding against full recomputation, batching against single rows, seeded sampling.
 
-use crate::common::device;
+use crate::common::{assert_same_generations, device};
 use act_model::{
     FinishReason, GenerationConfig, NoStop, PrefixStore, Qwen3, Qwen3Config, Sampler, StopCondition, generate,
     generate_reusing,
@@ -24,7 +24,7 @@ fn kv_cache_decoding_equals_full_recomputation_for_mixed_lengths() {
     let seeds = vec![0; prompts.len()];
     let cached = generate(&model, &prompts, &seeds, &GenerationConfig::greedy(12), &NoStop).unwrap();
     let full = generate(&model, &prompts, &seeds, &GenerationConfig::greedy(12).with_cache(false), &NoStop).unwrap();
-    assert_eq!(cached, full);
+    assert_same_generations(&cached, &full, "cache against recomputation");
     assert!(cached.iter().all(|g| g.tokens.len() == 12 && g.finish == FinishReason::Length));
     // Each row alone (no padding at all) decodes the same tokens as inside the batch.
     for (p, g) in prompts.iter().zip(&cached) {
@@ -46,7 +46,7 @@ fn repeated_prompts_are_encoded_once_and_decode_like_distinct_rows() {
     let config = GenerationConfig::greedy(10).with_sampler(sampler);
     let cached = generate(&model, &repeated, &seeds, &config, &NoStop).unwrap();
     let full = generate(&model, &repeated, &seeds, &config.clone().with_cache(false), &NoStop).unwrap();
-    assert_eq!(cached, full);
+    assert_same_generations(&cached, &full, "repeated prompts, cache against recomputation");
     // Each row alone gives the same sample: nothing leaks between the copies of a prompt.
     for (i, (p, g)) in repeated.iter().zip(&cached).enumerate() {
         let alone = generate(&model, std::slice::from_ref(p), &seeds[i..=i], &config, &NoStop).unwrap();
@@ -96,7 +96,7 @@ fn sampling_is_reproducible_per_row_seed() {
     assert_ne!(a, c);
     // A row's sample depends on its own seed only, not on its batch mates.
     let alone = generate(&model, &prompts[4..], &[5], &config, &NoStop).unwrap();
-    assert_eq!(alone[0], a[4]);
+    assert_same_generations(&alone, &a[4..], "row 4 alone");
 }
 
 #[test]
@@ -116,7 +116,7 @@ fn reused_prefixes_decode_what_full_encoding_decodes() {
     let config = GenerationConfig::greedy(6);
     let mut store = PrefixStore::new(16);
     let turn1 = generate_reusing(&model, &first, &seeds, &config, &StopAfter(5), &mut store).unwrap();
-    assert_eq!(turn1, generate(&model, &first, &seeds, &config, &StopAfter(5)).unwrap());
+    assert_same_generations(&turn1, &generate(&model, &first, &seeds, &config, &StopAfter(5)).unwrap(), "turn 1");
     assert_eq!(store.reused_tokens(), 0);
     assert_eq!(store.len(), first.len());
     // Turn 2: each earlier prompt + its completion + a new observation of a different length, and one new
@@ -131,7 +131,7 @@ fn reused_prefixes_decode_what_full_encoding_decodes() {
     let seeds = vec![0; second.len()];
     let reused = generate_reusing(&model, &second, &seeds, &config, &NoStop, &mut store).unwrap();
     let full = generate(&model, &second, &seeds, &config, &NoStop).unwrap();
-    assert_eq!(reused, full);
+    assert_same_generations(&reused, &full, "reused against full");
     // Every continued row reused its whole earlier prompt and all but the last generated token.
     let expected: usize = first.iter().zip(&turn1).map(|(p, g)| p.len() + g.tokens.len() - 1).sum();
     assert_eq!(store.reused_tokens() as usize, expected);
@@ -157,7 +157,7 @@ fn rows_that_encode_whole_prompts_prefill_apart_and_decode_the_same() {
     // A stop condition that knows its rows: the grouping must not mix them up.
     let reused = generate_reusing(&model, &second, &seeds, &config, &StopRowAt(2, 2), &mut store).unwrap();
     let full = generate(&model, &second, &seeds, &config, &StopRowAt(2, 2)).unwrap();
-    assert_eq!(reused, full);
+    assert_same_generations(&reused, &full, "reused against full");
     assert_eq!((full[2].tokens.len(), full[2].finish), (2, FinishReason::Stop));
 }
 

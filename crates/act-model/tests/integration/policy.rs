@@ -4,6 +4,8 @@ use act_core::{Policy, Query, SamplingParams};
 use act_model::{ChatTemplate, ChatTokenizer, FinishReason, ModelPolicy, Qwen3, Qwen3Config};
 use burn::prelude::*;
 
+use crate::common::assert_same_completions;
+
 fn policy() -> ModelPolicy {
     policy_with_batch(2)
 }
@@ -23,15 +25,15 @@ fn policy_is_seeded_batched_and_respects_limits() {
     let policy = policy();
     let queries: Vec<Query> = ["a", "where is the mug?", "go", "take mug 3"].iter().map(|s| Query::text(*s)).collect();
     let params = SamplingParams::default().with_max_new_tokens(6).with_seed(5);
-    let a = policy.complete(&queries, &params).unwrap();
-    let b = policy.complete(&queries, &params).unwrap();
+    let a = policy.completions(&queries, &params).unwrap();
+    let b = policy.completions(&queries, &params).unwrap();
     assert_eq!(a, b);
     assert_eq!(a.len(), 4);
     assert!(a.iter().all(|c| c.completion_ids.len() <= 6));
     // Batch size does not change what query i samples (its seed is derive_seed(seed, i)).
-    let wide = policy_with_batch(8).complete(&queries, &params).unwrap();
+    let wide = policy_with_batch(8).completions(&queries, &params).unwrap();
     assert_eq!(wide, a);
-    let other = policy.complete(&queries, &params.clone().with_seed(6)).unwrap();
+    let other = policy.completions(&queries, &params.clone().with_seed(6)).unwrap();
     assert_ne!(a, other);
     let texts = policy.generate(&queries, &params).unwrap();
     assert_eq!(texts, a.iter().map(|c| c.text.clone()).collect::<Vec<_>>());
@@ -42,14 +44,14 @@ fn stop_strings_end_generation_and_are_kept() {
     let policy = policy();
     let queries = vec![Query::text("take mug")];
     let params = SamplingParams::greedy().with_max_new_tokens(20);
-    let free = policy.complete(&queries, &params).unwrap().remove(0);
+    let free = policy.completions(&queries, &params).unwrap().remove(0);
     // Use a character the model emits anyway as the stop string: generation must end right after it.
     let text = free.text.clone();
     let Some(stop) = text.chars().find(|c| c.is_ascii_alphanumeric()).map(|c| c.to_string()) else {
         panic!("tiny model produced no ASCII text: {text:?}");
     };
     let stop = stop.as_str();
-    let stopped = policy.complete(&queries, &params.clone().with_stop(stop)).unwrap().remove(0);
+    let stopped = policy.completions(&queries, &params.clone().with_stop(stop)).unwrap().remove(0);
     assert_eq!(stopped.finish, FinishReason::Stop);
     assert!(stopped.text.ends_with(stop), "{:?} vs stop {stop:?}", stopped.text);
     let n = stopped.completion_ids.len();
@@ -70,9 +72,9 @@ fn prefix_reuse_continues_conversations_without_changing_them() {
     // Three turns: each prompt continues the last one with its completion and a new observation.
     for turn in 0..3 {
         let queries: Vec<Query> = prompts.iter().map(Query::text).collect();
-        let expected = plain.complete(&queries, &params).unwrap();
-        let got = reusing.complete(&queries, &params).unwrap();
-        assert_eq!(got, expected, "turn {turn}");
+        let expected = plain.completions(&queries, &params).unwrap();
+        let got = reusing.completions(&queries, &params).unwrap();
+        assert_same_completions(&got, &expected, &format!("turn {turn}"));
         for (prompt, completion) in prompts.iter_mut().zip(&got) {
             prompt.push_str(&format!("{}\nyou see mug {turn}", completion.text));
         }
@@ -91,9 +93,17 @@ fn workers_split_batches_without_changing_completions_or_reuse() {
         (0..13).map(|i| format!("episode {i}: where is the mug {}? go to desk {}", i % 5, i % 3)).collect();
     for turn in 0..3 {
         let queries: Vec<Query> = prompts.iter().map(Query::text).collect();
-        let expected = one.complete(&queries, &params).unwrap();
-        assert_eq!(three.complete(&queries, &params).unwrap(), expected, "turn {turn}, reusing");
-        assert_eq!(plain_three.complete(&queries, &params).unwrap(), expected, "turn {turn}, plain");
+        let expected = one.completions(&queries, &params).unwrap();
+        assert_same_completions(
+            &three.completions(&queries, &params).unwrap(),
+            &expected,
+            &format!("turn {turn}, reusing"),
+        );
+        assert_same_completions(
+            &plain_three.completions(&queries, &params).unwrap(),
+            &expected,
+            &format!("turn {turn}, plain"),
+        );
         for (prompt, completion) in prompts.iter_mut().zip(&expected) {
             prompt.push_str(&format!("{}\nyou see mug {turn}", completion.text));
         }
@@ -103,10 +113,10 @@ fn workers_split_batches_without_changing_completions_or_reuse() {
     assert!(one.prefix_reuse_counts().unwrap().0 > 0);
     // Called from rayon's workers, as the batched item evaluations call it: the same completions.
     let queries: Vec<Query> = prompts.iter().map(Query::text).collect();
-    let expected = plain_three.complete(&queries, &params).unwrap();
+    let expected = plain_three.completions(&queries, &params).unwrap();
     let nested: Vec<_> = {
         use rayon::prelude::*;
-        (0..4).into_par_iter().map(|_| plain_three.complete(&queries, &params).unwrap()).collect()
+        (0..4).into_par_iter().map(|_| plain_three.completions(&queries, &params).unwrap()).collect()
     };
     assert!(nested.iter().all(|c| *c == expected));
 }
