@@ -9,6 +9,7 @@ use act_core::{ActionPair, Split, Trajectory, actions_match, read_jsonl};
 use act_eval::{EvalRecord, Evaluation};
 use act_examples::config::{ExperimentConfig, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
 use act_examples::experiment::{Benchmark, METHODS, run_experiment, slug};
+use act_examples::seeds::{COMPARISONS, summarize};
 use act_examples::stages::{StageRecord, finished};
 
 fn bench() -> Benchmark<AlfworldFactory> {
@@ -198,6 +199,17 @@ fn the_pipeline_runs_resumes_and_repeats() {
         r.episodes_of("ACT -> IL", Split::EvalOutOfDistribution).unwrap().success_values()
     };
     assert_eq!(success(&twin_result), success(&result));
+
+    // The summary over seeds reports the paired comparisons whose methods every seed evaluated: with the controls
+    // all of them, without (the twin) the two that need none.
+    let splits = [Split::EvalInDistribution, Split::EvalOutOfDistribution];
+    let heading = |(a, b): &(&str, &str)| format!("## {a} against {b}: success");
+    let with_controls = summarize(&[result, again], &[0, 1], &splits, &COMPARISONS).unwrap();
+    assert!(COMPARISONS.iter().all(|c| with_controls.contains(&heading(c))), "{with_controls}");
+    assert!(with_controls.contains("- seed 1: ") && with_controls.contains("pooled over seeds"));
+    let twin_only = summarize(&[twin_result], &[0], &splits, &COMPARISONS).unwrap();
+    let reported: Vec<bool> = COMPARISONS.iter().map(|c| twin_only.contains(&heading(c))).collect();
+    assert_eq!(reported, [true, true, false, false, false], "{twin_only}");
 
     // Another config in the same directory is refused rather than mixed in.
     let other = ExperimentConfig { seed: 6, ..toy_config() };

@@ -108,7 +108,7 @@ pub fn run_seeds<F: EnvironmentFactory>(
         results.push(result);
     }
     let splits: Vec<Split> = bench.eval_splits.clone();
-    let summary = crate::seeds::summarize(&results, &args.seeds, &splits, "ACT -> IL", "IL")?;
+    let summary = crate::seeds::summarize(&results, &args.seeds, &splits, &crate::seeds::COMPARISONS)?;
     let markdown = format!("# ACT on {}: summary\n\n{summary}", bench.name);
     act_core::atomic_write(dir.join("summary.md"), markdown.as_bytes())?;
     println!("\n{markdown}");

@@ -1,5 +1,6 @@
 //! Results over several seeds: each method's success and next-action accuracy per seed and across seeds, and the
-//! paired comparison the project asks about (ACT → IL against IL), per seed and pooled over seeds.
+//! paired comparisons the project asks about ([`COMPARISONS`]: ACT → IL against IL first), per seed and pooled
+//! over seeds.
 
 use act_core::Split;
 use act_eval::{
@@ -69,13 +70,24 @@ impl Metric {
     }
 }
 
-/// The Markdown summary of `results` (one per seed, same benchmark and splits) comparing `a` against `b`.
+/// The paired comparisons a summary reports where both methods were evaluated: the paper's question (ACT → IL
+/// against IL), the same after RL, then the controls that say whether a gain is ACT's: IL trained as long as ACT
+/// and IL together, and ACT on pairs re-sampled for every pass instead of fixed ones.
+pub const COMPARISONS: [(&str, &str); 5] = [
+    ("ACT -> IL", "IL"),
+    ("ACT -> IL -> RL", "IL -> RL"),
+    ("ACT -> IL", "IL (matched steps)"),
+    ("ACT (re-sampled pairs) -> IL", "IL"),
+    ("ACT -> IL", "ACT (re-sampled pairs) -> IL"),
+];
+
+/// The Markdown summary of `results` (one per seed, same benchmark and splits) with the paired comparisons of
+/// `comparisons` (method `a` against method `b`) whose methods every result evaluated.
 pub fn summarize(
     results: &[ExperimentResult],
     seeds: &[u64],
     splits: &[Split],
-    a: &str,
-    b: &str,
+    comparisons: &[(&str, &str)],
 ) -> Result<String, BoxError> {
     let bootstrap = BootstrapConfig::default();
     let seed_list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
@@ -91,9 +103,12 @@ pub fn summarize(
         seeds.len(),
         over_seeds(results, splits, Metric::NextAction)
     ));
-    for (title, metric, unit) in
+    let evaluated = methods_in(results);
+    let pairs = comparisons.iter().filter(|(a, b)| [a, b].iter().all(|m| evaluated.iter().any(|e| e == **m)));
+    for ((a, b), (title, metric, unit)) in pairs.flat_map(|pair| {
         [("success", Metric::Success, "task"), ("next-action accuracy", Metric::NextAction, "state")]
-    {
+            .map(|kind| (*pair, kind))
+    }) {
         out.push_str(&format!("\n## {a} against {b}: {title}\n\n"));
         for split in splits {
             out.push_str(&format!("**{split}.** Per seed (paired by {unit}):\n\n"));
