@@ -7,7 +7,9 @@ use std::path::Path;
 use act_alfworld::{AlfworldConfig, AlfworldFactory};
 use act_core::{ActionPair, Split, Trajectory, actions_match, read_jsonl};
 use act_eval::{EvalRecord, Evaluation};
-use act_examples::config::{ExperimentConfig, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
+use act_examples::config::{
+    ExperimentConfig, GrpoStageConfig, ModelSource, OnlineRlConfig, SftStageConfig, TrainingConfig,
+};
 use act_examples::experiment::{Benchmark, METHODS, run_experiment, slug};
 use act_examples::seeds::{COMPARISONS, summarize};
 use act_examples::stages::{StageRecord, finished};
@@ -51,6 +53,14 @@ fn toy_config() -> ExperimentConfig {
             rl: grpo,
             max_length: 256,
             checkpoint_every: 2,
+            online: Some(OnlineRlConfig {
+                iterations: 2,
+                tasks_per_iteration: 2,
+                group_size: 2,
+                step_budget: 4,
+                max_completion_tokens: 6,
+                ..OnlineRlConfig::default()
+            }),
             ..TrainingConfig::default()
         },
         ..ExperimentConfig::default()
@@ -117,6 +127,10 @@ fn the_pipeline_runs_resumes_and_repeats() {
         ("il_matched", "base", 6),
         ("act_resampled", "base", 2),
         ("act_resampled_il", "act_resampled", 4),
+        ("il_gigpo", "il", 2),
+        ("act_il_gigpo", "act_il", 2),
+        ("il_grpo_online", "il", 2),
+        ("act_il_grpo_online", "act_il", 2),
     ] {
         let r = record(&run, stage);
         assert_eq!((r.started_from, r.steps), (from(parent), steps), "{stage}");
@@ -201,7 +215,7 @@ fn the_pipeline_runs_resumes_and_repeats() {
     assert_eq!(success(&twin_result), success(&result));
 
     // The summary over seeds reports the paired comparisons whose methods every seed evaluated: with the controls
-    // all of them, without (the twin) the two that need none.
+    // all of them, without (the twin) those that need none.
     let splits = [Split::EvalInDistribution, Split::EvalOutOfDistribution];
     let heading = |(a, b): &(&str, &str)| format!("## {a} against {b}: success");
     let with_controls = summarize(&[result, again], &[0, 1], &splits, &COMPARISONS).unwrap();
@@ -209,7 +223,7 @@ fn the_pipeline_runs_resumes_and_repeats() {
     assert!(with_controls.contains("- seed 1: ") && with_controls.contains("pooled over seeds"));
     let twin_only = summarize(&[twin_result], &[0], &splits, &COMPARISONS).unwrap();
     let reported: Vec<bool> = COMPARISONS.iter().map(|c| twin_only.contains(&heading(c))).collect();
-    assert_eq!(reported, [true, true, false, false, false], "{twin_only}");
+    assert_eq!(reported, [true, true, false, false, false, true, true, true, true], "{twin_only}");
 
     // Another config in the same directory is refused rather than mixed in.
     let other = ExperimentConfig { seed: 6, ..toy_config() };
@@ -222,6 +236,7 @@ fn an_expert_base_stage_trains_on_tasks_disjoint_from_the_training_games() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = toy_config();
     config.controls = false;
+    config.training.online = None;
     config.training.base_data = act_examples::config::BaseData::Expert;
     assert_eq!(config.train_tasks(), 8);
     run_experiment(&bench(), &config, dir.path()).unwrap();

@@ -134,6 +134,96 @@ impl Default for GrpoStageConfig {
     }
 }
 
+/// Which on-line RL advantage the stage trains with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnlineAlgorithm {
+    /// Episode-level GRPO: every step of an episode gets its episode's group-normalised return.
+    EpisodeGrpo,
+    /// GiGPO: the episode advantage plus a step advantage from anchor states (verl-agent's).
+    Gigpo,
+}
+
+/// On-line RL in the environment after IL (verl-agent's episode-level GRPO and GiGPO): each iteration plays
+/// `group_size` episodes of each of `tasks_per_iteration` training tasks with the current policy, computes the
+/// advantages and makes one update on every turn.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OnlineRlConfig {
+    /// The advantage estimators trained, each its own stage from IL (and from ACT → IL).
+    pub algorithms: Vec<OnlineAlgorithm>,
+    /// Iterations (one update each).
+    pub iterations: usize,
+    /// Training tasks per iteration (drawn without replacement from the IL games).
+    pub tasks_per_iteration: usize,
+    /// Episodes per task (G; verl-agent uses 8).
+    pub group_size: usize,
+    /// The most steps per episode.
+    pub step_budget: usize,
+    /// Sampling temperature of the rollouts (verl-agent's 1.0).
+    pub temperature: f32,
+    /// The most tokens per action.
+    pub max_completion_tokens: usize,
+    /// Learning rate (constant after 2 warm-up updates).
+    pub lr: f64,
+    /// KL coefficient toward the stage's starting model (k3); 0 runs no reference model.
+    pub kl_coef: f64,
+    /// The reward of a won episode, given at its last step (verl-agent's 10).
+    pub win_reward: f64,
+    /// GiGPO's discount of step returns.
+    pub gamma: f64,
+    /// GiGPO's weight of the step advantage (ω).
+    pub step_weight: f64,
+    /// Subtracted from an invalid action's score and step return.
+    pub invalid_penalty: f64,
+}
+
+impl Default for OnlineRlConfig {
+    fn default() -> Self {
+        OnlineRlConfig {
+            algorithms: vec![OnlineAlgorithm::Gigpo, OnlineAlgorithm::EpisodeGrpo],
+            iterations: 20,
+            tasks_per_iteration: 8,
+            group_size: 4,
+            step_budget: 50,
+            temperature: 1.0,
+            max_completion_tokens: 24,
+            lr: 1e-4,
+            kl_coef: 0.01,
+            win_reward: 10.0,
+            gamma: 0.95,
+            step_weight: 1.0,
+            invalid_penalty: 0.1,
+        }
+    }
+}
+
+impl OnlineRlConfig {
+    /// Checks the sizes; the message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = [
+            ("iterations", self.iterations),
+            ("tasks_per_iteration", self.tasks_per_iteration),
+            ("group_size", self.group_size),
+            ("step_budget", self.step_budget),
+            ("max_completion_tokens", self.max_completion_tokens),
+        ];
+        if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
+            return Err(format!("training.online.{name} must be at least 1"));
+        }
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            return Err("training.online.temperature must be > 0 (rollouts sample)".into());
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return Err("training.online.lr must be > 0".into());
+        }
+        if self.algorithms.is_empty() {
+            return Err("training.online.algorithms names no algorithm".into());
+        }
+        Ok(())
+    }
+}
+
 /// The model and every training stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -159,6 +249,9 @@ pub struct TrainingConfig {
     pub max_length: usize,
     /// Write a trainer checkpoint every this many steps, so an interrupted stage resumes (0: only stage ends).
     pub checkpoint_every: usize,
+    /// On-line RL in the environment after IL and after ACT → IL; `None` (the default) runs none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub online: Option<OnlineRlConfig>,
 }
 
 impl Default for TrainingConfig {
@@ -174,6 +267,7 @@ impl Default for TrainingConfig {
             rl: GrpoStageConfig { steps: 20, lr: 3e-4, ..GrpoStageConfig::default() },
             max_length: 768,
             checkpoint_every: 20,
+            online: None,
         }
     }
 }
@@ -317,6 +411,9 @@ impl ExperimentConfig {
                      finite and non-negative"
                 ));
             }
+        }
+        if let Some(online) = &t.online {
+            online.validate()?;
         }
         if let ModelSource::Preset { vocab_size, .. } = &t.model
             && *vocab_size < 300

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use act_core::{
     ActionPair, EnvironmentFactory, Policy, Prompter, RandomAdmissiblePolicy, SamplingParams, SftSample, Split,
-    derive_seed, read_jsonl, write_jsonl,
+    TaskRef, derive_seed, read_jsonl, write_jsonl,
 };
 use act_eval::{
     Agent, CriticReport, EpisodeEvalConfig, EpisodeReport, EvalRecord, Evaluation, ItemEvalConfig, NextActionItem,
@@ -25,7 +25,7 @@ use act_pairs::{PairBuilder, PairConfig, PairMode};
 use act_rewards::{ComparisonConfig, NextActionConfig};
 
 use crate::Stage;
-use crate::config::{BaseData, ExperimentConfig, ModelSource, PromptStyle};
+use crate::config::{BaseData, ExperimentConfig, ModelSource, OnlineAlgorithm, PromptStyle};
 use crate::pipeline::expert_trajectories;
 use crate::prompts::prompt_config;
 use crate::stages::{BoxError, HeldOutProbe, ModelContext, StageRun, StartFrom, act_samples, base_samples, model_dir};
@@ -91,19 +91,45 @@ pub struct Method {
     pub reasoning: bool,
     /// Whether it is one of the paper's controls.
     pub control: bool,
+    /// The on-line RL algorithm of its last stage, if any (trained when the config's `training.online` lists it).
+    pub online: Option<OnlineAlgorithm>,
 }
 
-/// The methods, in the paper's order, then the controls.
-pub const METHODS: [Method; 9] = [
-    Method { name: "prompt", model: "base", reasoning: false, control: false },
-    Method { name: "prompt + reasoning", model: "base", reasoning: true, control: false },
-    Method { name: "ACT only", model: "act", reasoning: true, control: false },
-    Method { name: "IL", model: "il", reasoning: false, control: false },
-    Method { name: "ACT -> IL", model: "act_il", reasoning: false, control: false },
-    Method { name: "IL -> RL", model: "il_rl", reasoning: false, control: false },
-    Method { name: "ACT -> IL -> RL", model: "act_il_rl", reasoning: false, control: false },
-    Method { name: "IL (matched steps)", model: "il_matched", reasoning: false, control: true },
-    Method { name: "ACT (re-sampled pairs) -> IL", model: "act_resampled_il", reasoning: false, control: true },
+impl Method {
+    /// Whether `config` trains and evaluates this method.
+    pub fn runs_in(&self, config: &ExperimentConfig) -> bool {
+        let online = match self.online {
+            None => true,
+            Some(algorithm) => config.training.online.as_ref().is_some_and(|o| o.algorithms.contains(&algorithm)),
+        };
+        (config.controls || !self.control) && online
+    }
+}
+
+/// A method of the table with everything but its name, model and prompt at the usual values.
+const fn method(name: &'static str, model: &'static str, reasoning: bool) -> Method {
+    Method { name, model, reasoning, control: false, online: None }
+}
+
+/// The methods, in the paper's order, then on-line RL in the environment (verl-agent's GiGPO and episode-level
+/// GRPO, when the config asks for them), then the controls.
+pub const METHODS: [Method; 13] = [
+    method("prompt", "base", false),
+    method("prompt + reasoning", "base", true),
+    method("ACT only", "act", true),
+    method("IL", "il", false),
+    method("ACT -> IL", "act_il", false),
+    method("IL -> RL", "il_rl", false),
+    method("ACT -> IL -> RL", "act_il_rl", false),
+    Method { online: Some(OnlineAlgorithm::Gigpo), ..method("IL -> GiGPO", "il_gigpo", false) },
+    Method { online: Some(OnlineAlgorithm::Gigpo), ..method("ACT -> IL -> GiGPO", "act_il_gigpo", false) },
+    Method { online: Some(OnlineAlgorithm::EpisodeGrpo), ..method("IL -> GRPO (on-line)", "il_grpo_online", false) },
+    Method {
+        online: Some(OnlineAlgorithm::EpisodeGrpo),
+        ..method("ACT -> IL -> GRPO (on-line)", "act_il_grpo_online", false)
+    },
+    Method { control: true, ..method("IL (matched steps)", "il_matched", false) },
+    Method { control: true, ..method("ACT (re-sampled pairs) -> IL", "act_resampled_il", false) },
 ];
 
 /// What one experiment produced.
@@ -393,6 +419,21 @@ pub fn run_experiment<F: EnvironmentFactory>(
     stage_run("act_il", from("act"), derive_seed(seed, 11)).sft(&t.il, il.clone())?;
     stage_run("il_rl", from("il"), derive_seed(seed, 12)).grpo(&t.rl, rl.clone(), next_action.clone(), "</action>")?;
     stage_run("act_il_rl", from("act_il"), derive_seed(seed, 12)).grpo(&t.rl, rl, next_action, "</action>")?;
+    if let Some(online) = &t.online {
+        // On-line RL on IL's training games, from IL and from ACT -> IL.
+        let tasks: Vec<TaskRef> = (0..config.train_games).map(|i| TaskRef::index(bench.train_split, i)).collect();
+        for method in METHODS.iter().filter(|m| m.runs_in(config)) {
+            let Some(algorithm) = method.online else { continue };
+            let start = if method.model.starts_with("act_il") { from("act_il") } else { from("il") };
+            stage_run(method.model, start, derive_seed(seed, 14)).online(
+                online,
+                algorithm,
+                &bench.factory,
+                plain_config.clone(),
+                &tasks,
+            )?;
+        }
+    }
     if config.controls {
         let matched = crate::config::SftStageConfig { steps: t.il.steps + t.act.steps, ..t.il.clone() };
         stage_run("il_matched", base.clone(), derive_seed(seed, 11)).sft(&matched, il.clone())?;
@@ -460,7 +501,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     };
     let mut next_action = Vec::new();
     let mut critic_by_model: BTreeMap<&str, CriticReport> = BTreeMap::new();
-    for method in METHODS.iter().filter(|m| config.controls || !m.control) {
+    for method in METHODS.iter().filter(|m| m.runs_in(config)) {
         let dir_of_model =
             if method.model == "base" { base_dir.clone() } else { model_dir(&models.join(method.model)) };
         let model = crate::stages::load_model(&dir_of_model, &device)?;

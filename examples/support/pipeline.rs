@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 use act_alfworld::{AlfworldConfig, AlfworldFactory};
 use act_core::{
     ActionPair, EnvError, Environment, EnvironmentFactory, Policy, PromptConfig, Prompter, RandomAdmissiblePolicy,
-    ReplayPolicy, RewardFn, Split, TaskRef, Trajectory, collect_expert_trajectory, derive_seed, write_jsonl,
+    ReplayPolicy, RewardFn, Split, TaskRef, Trajectory, derive_seed, write_jsonl,
 };
 use act_eval::{
     Agent, CriticReport, EpisodeEvalConfig, EvalRecord, Evaluation, ItemEvalConfig, evaluate_critic, evaluate_episodes,
 };
 use act_pairs::{PairBuilder, PairConfig, PairStats};
 use act_rewards::ComparisonConfig;
+use act_rollout::{EpisodeSpec, ExpertActor, Rollout, RolloutError};
 use rayon::prelude::*;
 
 use crate::Stage;
@@ -193,7 +194,7 @@ pub fn expert_trajectories<F: EnvironmentFactory>(
     split: Split,
     games: usize,
     seed: u64,
-) -> Result<Vec<Trajectory>, EnvError> {
+) -> Result<Vec<Trajectory>, RolloutError> {
     expert_trajectories_from(factory, split, 0, games, seed)
 }
 
@@ -205,11 +206,18 @@ pub fn expert_trajectories_from<F: EnvironmentFactory>(
     first: usize,
     games: usize,
     seed: u64,
-) -> Result<Vec<Trajectory>, EnvError> {
-    let available = factory.make()?.num_tasks(split)?;
-    per_episode(factory, games.min(available.saturating_sub(first)), |env, i| {
-        collect_expert_trajectory(env, &TaskRef::index(split, first + i), derive_seed(seed, i as u64))
-    })
+) -> Result<Vec<Trajectory>, RolloutError> {
+    let env = factory.make().map_err(RolloutError::MakeEnv)?;
+    let available = env.num_tasks(split).map_err(|e| RolloutError::Config(format!("split `{split}`: {e}")))?;
+    let specs: Vec<EpisodeSpec> = (0..games.min(available.saturating_sub(first)))
+        .map(|i| {
+            let episode_seed = derive_seed(seed, i as u64);
+            let task = TaskRef::index(split, first + i);
+            EpisodeSpec { index: i, task, seed: episode_seed, sample_seed: episode_seed, group: i }
+        })
+        .collect();
+    let played = Rollout::new(factory, &ExpertActor).with_env(env).play(&specs)?;
+    Ok(played.into_iter().map(|episode| episode.trajectory).collect())
 }
 
 /// `play(env, i)` for episodes `0..episodes`, in parallel, each worker thread on its own environment from

@@ -73,12 +73,16 @@ impl Metric {
 /// The paired comparisons a summary reports where both methods were evaluated: the paper's question (ACT → IL
 /// against IL), the same after RL, then the controls that say whether a gain is ACT's: IL trained as long as ACT
 /// and IL together, and ACT on pairs re-sampled for every pass instead of fixed ones.
-pub const COMPARISONS: [(&str, &str); 5] = [
+pub const COMPARISONS: [(&str, &str); 9] = [
     ("ACT -> IL", "IL"),
     ("ACT -> IL -> RL", "IL -> RL"),
     ("ACT -> IL", "IL (matched steps)"),
     ("ACT (re-sampled pairs) -> IL", "IL"),
     ("ACT -> IL", "ACT (re-sampled pairs) -> IL"),
+    ("IL -> GiGPO", "IL"),
+    ("IL -> GRPO (on-line)", "IL"),
+    ("IL -> GiGPO", "IL -> GRPO (on-line)"),
+    ("ACT -> IL -> GiGPO", "IL -> GiGPO"),
 ];
 
 /// The Markdown summary of `results` (one per seed, same benchmark and splits) with the paired comparisons of

@@ -12,11 +12,12 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use act_core::{
-    ActionPair, AgentState, Choice, EnvError, Environment, EnvironmentFactory, GrpoSample, Outcome, Prompter, RewardFn,
-    SftSample, Split, Step, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
+    ActionPair, AgentState, Choice, Environment, EnvironmentFactory, GrpoSample, Prompter, RewardFn, SftSample, Split,
+    TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
 };
 use act_grpo::{GrpoConfig, GrpoTrainer, ScheduleKind, SftConfig, SftTrainer, checkpoint_name};
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config, load_hf, save_hf};
+use act_rollout::{EpisodeSpec, RandomActor, Rollout, RolloutConfig};
 use burn::module::Module;
 use burn::prelude::Device;
 use rand::RngExt;
@@ -90,7 +91,7 @@ pub fn load_model(dir: &Path, device: &Device) -> Result<Qwen3, BoxError> {
     Ok(model)
 }
 
-fn finish(stage_dir: &Path, model: &Qwen3, record: &StageRecord) -> Result<(), BoxError> {
+pub(crate) fn finish(stage_dir: &Path, model: &Qwen3, record: &StageRecord) -> Result<(), BoxError> {
     save_hf(model, model_dir(stage_dir), None)?;
     let json = serde_json::to_string_pretty(record)?;
     act_core::atomic_write(stage_dir.join("done.json"), json.as_bytes())?;
@@ -106,7 +107,7 @@ fn finish(stage_dir: &Path, model: &Qwen3, record: &StageRecord) -> Result<(), B
 }
 
 /// The newest `checkpoint-NNNNNN` under `trainer_dir` and its step.
-fn latest_checkpoint(trainer_dir: &Path) -> Option<(PathBuf, usize)> {
+pub(crate) fn latest_checkpoint(trainer_dir: &Path) -> Option<(PathBuf, usize)> {
     let entries = std::fs::read_dir(trainer_dir).ok()?;
     entries
         .flatten()
@@ -119,7 +120,7 @@ fn latest_checkpoint(trainer_dir: &Path) -> Option<(PathBuf, usize)> {
 }
 
 /// Keeps the metrics lines of steps up to `step` (what a resumed trainer has not redone).
-fn truncate_metrics(path: &Path, step: usize) -> Result<(), BoxError> {
+pub(crate) fn truncate_metrics(path: &Path, step: usize) -> Result<(), BoxError> {
     let Ok(text) = std::fs::read_to_string(path) else { return Ok(()) };
     let kept: Vec<&str> = text
         .lines()
@@ -172,56 +173,31 @@ pub fn tokenizer_stage(
     }
 }
 
-/// A uniformly random admissible action at every step of task `task` (the base stage's data): what the
-/// environment says, with no expert competence.
-pub fn random_trajectory<E: Environment + ?Sized>(
-    env: &mut E,
-    task: &TaskRef,
-    seed: u64,
-    max_steps: usize,
-) -> Result<Trajectory, EnvError> {
-    let mut rng = rng_from_seed(seed);
-    let reset = env.reset(task, seed)?;
-    let mut observation = reset.observation;
-    let mut admissible = reset.admissible_actions.unwrap_or_default();
-    let mut steps = Vec::new();
-    let mut outcome = Outcome { won: false, score: 0.0, steps_used: 0 };
-    while steps.len() < max_steps.min(env.step_budget()) && !admissible.is_empty() {
-        let action = admissible[rng.random_range(0..admissible.len())].clone();
-        let transition = env.step(action.as_str())?;
-        steps.push(Step { observation, admissible_actions: admissible, action, reward: transition.reward });
-        outcome = Outcome { won: transition.won, score: transition.score, steps_used: steps.len() };
-        observation = transition.observation;
-        admissible = transition.admissible_actions.unwrap_or_default();
-        if transition.done {
-            break;
-        }
-    }
-    Ok(Trajectory {
-        env: env.name().to_owned(),
-        task_id: reset.task.id,
-        task_type: reset.task.task_type,
-        split: reset.task.split,
-        task: reset.task.description,
-        seed,
-        steps,
-        outcome,
-    })
-}
-
-/// Random-policy trajectories on the first `episodes` tasks of `split` (cycling when the split is smaller),
-/// `max_steps` each; episode `i` is seeded with `derive_seed(seed, i)`.
+/// Random-policy trajectories (a uniformly random admissible action at every step: what the environment says,
+/// with no expert competence; the base stage's data) on the first `episodes` tasks of `split` (cycling when the
+/// split is smaller), `max_steps` each; episode `i` is seeded with `derive_seed(seed, i)`.
 pub fn random_trajectories<F: EnvironmentFactory>(
     factory: &F,
     split: Split,
     episodes: usize,
     max_steps: usize,
     seed: u64,
-) -> Result<Vec<Trajectory>, EnvError> {
-    let available = factory.make()?.num_tasks(split)?.max(1);
-    crate::pipeline::per_episode(factory, episodes, |env, i| {
-        random_trajectory(env, &TaskRef::index(split, i % available), derive_seed(seed, i as u64), max_steps)
-    })
+) -> Result<Vec<Trajectory>, BoxError> {
+    let env = factory.make()?;
+    let available = env.num_tasks(split)?.max(1);
+    let budget = max_steps.min(env.step_budget());
+    let specs: Vec<EpisodeSpec> = (0..episodes)
+        .map(|i| {
+            let episode_seed = derive_seed(seed, i as u64);
+            let task = TaskRef::index(split, i % available);
+            EpisodeSpec { index: i, task, seed: episode_seed, sample_seed: episode_seed, group: i }
+        })
+        .collect();
+    let played = Rollout::new(factory, &RandomActor)
+        .with_config(RolloutConfig::default().with_step_budget(budget))
+        .with_env(env)
+        .play(&specs)?;
+    Ok(played.into_iter().map(|episode| episode.trajectory).collect())
 }
 
 /// The base stage's samples: at every state of the trajectories, the action taken there after the plain action
@@ -292,14 +268,14 @@ pub enum StartFrom {
 }
 
 impl StartFrom {
-    fn load(&self, device: &Device, seed: u64) -> Result<Qwen3, BoxError> {
+    pub(crate) fn load(&self, device: &Device, seed: u64) -> Result<Qwen3, BoxError> {
         match self {
             StartFrom::Dir(dir) => load_model(dir, device),
             StartFrom::Fresh(config) => Ok(Qwen3::init(config, seed, device)?),
         }
     }
 
-    fn dir(&self) -> Option<PathBuf> {
+    pub(crate) fn dir(&self) -> Option<PathBuf> {
         match self {
             StartFrom::Dir(dir) => Some(dir.clone()),
             StartFrom::Fresh(_) => None,
@@ -353,7 +329,7 @@ const SFT_CURVES: [&str; 3] = ["loss", "grad_norm", "lr"];
 const GRPO_CURVES: [&str; 5] = ["reward_mean", "format_ok_fraction", "zero_std_group_fraction", "kl", "loss"];
 
 /// What the stage runner needs of a trainer.
-trait StageTrainer {
+pub(crate) trait StageTrainer {
     fn steps_done(&self) -> usize;
     fn train_steps(&mut self, steps: usize) -> Result<(), BoxError>;
     fn model(&self) -> &Qwen3;
@@ -388,7 +364,12 @@ impl StageTrainer for GrpoTrainer {
 impl StageRun<'_> {
     /// Trains the remaining steps of `total`, measuring held-out metrics at the probe's steps (and before step 1
     /// of a fresh run), then plots the stage's curves.
-    fn train_with_probe(&self, trainer: &mut impl StageTrainer, total: usize, curves: &[&str]) -> Result<(), BoxError> {
+    pub(crate) fn train_with_probe(
+        &self,
+        trainer: &mut impl StageTrainer,
+        total: usize,
+        curves: &[&str],
+    ) -> Result<(), BoxError> {
         let heldout = self.dir.join("heldout.jsonl");
         let measure_at = self.probe.map(|p| p.steps(total)).unwrap_or_default();
         let measure = |trainer: &dyn StageTrainer| -> Result<(), BoxError> {
@@ -453,12 +434,12 @@ impl StageRun<'_> {
         Ok(())
     }
 
-    fn announce(&self, steps: usize, samples: usize) -> Instant {
+    pub(crate) fn announce(&self, steps: usize, samples: usize) -> Instant {
         println!("  {}: {steps} steps on {samples} samples -> {}", self.name, self.dir.display());
         Instant::now()
     }
 
-    fn skip(&self) -> Option<StageRecord> {
+    pub(crate) fn skip(&self) -> Option<StageRecord> {
         let record = finished(&self.dir)?;
         println!("  {}: already done ({} steps), reusing {}", self.name, record.steps, model_dir(&self.dir).display());
         Some(record)

@@ -22,17 +22,13 @@
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use act_core::{Environment, EnvironmentFactory, Prompter};
+use act_rollout::{EpisodeSpec, Rollout, RolloutConfig};
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
-use crate::lockstep;
-use crate::play::EpisodeRunner;
 pub use crate::play::{
     Agent, EpisodeEvalConfig, EpisodeResult, InvalidActionHandling, TranscriptStep, nearest_admissible,
 };
@@ -203,16 +199,23 @@ pub fn evaluate_episodes<F: EnvironmentFactory>(
     }
 
     let progress = progress_bar(episodes as u64, config.progress, &format!("{} on {env_name}", agent.name()));
-    let runner = EpisodeRunner { agent, prompter: &prompter, config, step_budget };
-    let results = match agent {
-        Agent::Policy(policy) if config.batch_size > 1 => {
-            lockstep::run_lockstep(factory, probe, episodes, policy, &runner, &progress)
-        }
-        _ => run_workers(factory, probe, episodes, &runner, &progress),
-    };
+    let actor = agent.actor(prompter, config);
+    // The expert asks no policy: its episodes run one per worker, whatever the batch size.
+    let batch_size = if matches!(agent, Agent::Expert) { 1 } else { config.batch_size };
+    let rollout = RolloutConfig::default()
+        .with_batch_size(batch_size)
+        .with_step_budget(step_budget)
+        .with_invalid_actions(config.invalid_actions)
+        .with_seed(config.seed);
+    let tick = |_: &act_rollout::PlayedEpisode| progress.inc(1);
+    let played = Rollout::new(factory, actor.as_ref())
+        .with_config(rollout)
+        .with_env(probe)
+        .on_episode(&tick)
+        .play(&EpisodeSpec::split(config.split, episodes, config.seed));
     progress.finish_and_clear();
-    let mut results = results?;
-    results.sort_by_key(|r| r.index);
+    let results: Vec<EpisodeResult> =
+        played?.into_iter().map(|p| EpisodeResult::from_played(p, config.record_transcripts)).collect();
     let summary = EpisodeSummary::compute(&results, &config.bootstrap)?;
     Ok(EpisodeReport {
         env: env_name,
@@ -223,74 +226,6 @@ pub fn evaluate_episodes<F: EnvironmentFactory>(
         results,
         summary,
     })
-}
-
-/// Plays episodes `0..episodes` on one environment per worker thread (rayon's `map_init` could make one per split
-/// of the work, and environments can be costly to start): each worker pulls the next episode index until none is
-/// left. On failure, the error of the lowest failing episode is returned, whatever the thread count.
-fn run_workers<F: EnvironmentFactory>(
-    factory: &F,
-    probe: F::Env,
-    episodes: usize,
-    runner: &EpisodeRunner<'_>,
-    progress: &ProgressBar,
-) -> Result<Vec<EpisodeResult>, EvalError> {
-    let workers = rayon::current_num_threads().clamp(1, episodes);
-    // The probe becomes the first worker's environment rather than being thrown away.
-    let spare = Mutex::new(Some(probe));
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let outcomes: Vec<WorkerOutcome> = (0..workers)
-        .into_par_iter()
-        .with_max_len(1)
-        .map(|_| {
-            let mut done = Vec::new();
-            let taken = spare.lock().ok().and_then(|mut s| s.take());
-            let mut env = match taken.map_or_else(|| factory.make(), Ok) {
-                Ok(env) => env,
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    let error = Some((next.load(Ordering::Relaxed), EvalError::MakeEnv(e.to_string())));
-                    return WorkerOutcome { done, error };
-                }
-            };
-            while !failed.load(Ordering::Relaxed) {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                if index >= episodes {
-                    break;
-                }
-                match runner.run(&mut env, index) {
-                    Ok(result) => done.push(result),
-                    Err(e) => {
-                        failed.store(true, Ordering::Relaxed);
-                        return WorkerOutcome { done, error: Some((index, e)) };
-                    }
-                }
-                progress.inc(1);
-            }
-            WorkerOutcome { done, error: None }
-        })
-        .collect();
-    let mut results = Vec::with_capacity(episodes);
-    let mut first_error: Option<(usize, EvalError)> = None;
-    for WorkerOutcome { done, error } in outcomes {
-        results.extend(done);
-        if let Some((index, e)) = error
-            && first_error.as_ref().is_none_or(|(first, _)| index < *first)
-        {
-            first_error = Some((index, e));
-        }
-    }
-    match first_error {
-        Some((_, e)) => Err(e),
-        None => Ok(results),
-    }
-}
-
-/// What one worker played, and the episode it failed on, if any.
-struct WorkerOutcome {
-    done: Vec<EpisodeResult>,
-    error: Option<(usize, EvalError)>,
 }
 
 /// A progress bar on stderr when asked for and stderr is a terminal; a hidden one otherwise.

@@ -71,6 +71,9 @@ pub enum EvalError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// Playing the episodes failed in a way the variants above do not name.
+    #[error(transparent)]
+    Rollout(act_rollout::RolloutError),
     /// Drawing a plot failed.
     #[error("plot {path}: {message}")]
     Plot {
@@ -79,4 +82,21 @@ pub enum EvalError {
         /// What went wrong.
         message: String,
     },
+}
+
+impl From<act_rollout::RolloutError> for EvalError {
+    fn from(error: act_rollout::RolloutError) -> Self {
+        use act_rollout::RolloutError as R;
+        match error {
+            R::Config(message) => EvalError::Config(message),
+            R::MakeEnv(source) => EvalError::MakeEnv(source.to_string()),
+            R::Env { episode, source } => EvalError::Env { episode, source },
+            R::NoAction { episode, env, .. } => EvalError::NoExpert { episode, env },
+            R::Policy { what, source } => EvalError::Policy { what, source },
+            R::DecisionCount { what, actor, expected, got } => {
+                EvalError::CompletionCount { what, policy: actor, expected, got }
+            }
+            other => EvalError::Rollout(other),
+        }
+    }
 }

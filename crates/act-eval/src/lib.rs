@@ -65,7 +65,6 @@ mod batch;
 pub mod critic;
 pub mod episodes;
 pub mod error;
-mod lockstep;
 pub mod next_action;
 pub mod paired;
 mod play;

@@ -9,6 +9,7 @@ use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::prelude::*;
 
 use crate::error::GrpoError;
+use crate::logprobs::{TokenLogProbs, completion_log_probs, token_log_probs};
 
 /// A right-padded slice of the batch with its completion mask.
 pub(crate) struct MicroBatch {
@@ -34,6 +35,74 @@ pub(crate) struct GroupMicroBatch {
     pub mask: Vec<f32>,
     pub advantages: Vec<f32>,
     pub tokens: usize,
+}
+
+/// A micro-batch of a policy-gradient update: completions after shared prompts, or packed multi-turn sequences.
+pub(crate) enum PolicyBatch {
+    /// Completions gathered with their prompts, one advantage each.
+    Group(GroupMicroBatch),
+    /// Several turns of an episode packed into one sequence; `advantages` is `[rows, width]`, each target token
+    /// with its turn's advantage.
+    Packed { micro: MicroBatch, advantages: Vec<f32> },
+}
+
+impl PolicyBatch {
+    pub fn rows(&self) -> usize {
+        match self {
+            PolicyBatch::Group(m) => m.rows,
+            PolicyBatch::Packed { micro, .. } => micro.rows,
+        }
+    }
+
+    /// The columns of the log-prob matrix.
+    pub fn width(&self) -> usize {
+        match self {
+            PolicyBatch::Group(m) => m.width,
+            PolicyBatch::Packed { micro, .. } => micro.width,
+        }
+    }
+
+    /// `[rows, width]`: 1 on the tokens that carry loss.
+    pub fn mask(&self) -> &[f32] {
+        match self {
+            PolicyBatch::Group(m) => &m.mask,
+            PolicyBatch::Packed { micro, .. } => &micro.mask,
+        }
+    }
+
+    /// The tokens that carry loss.
+    pub fn tokens(&self) -> usize {
+        match self {
+            PolicyBatch::Group(m) => m.tokens,
+            PolicyBatch::Packed { micro, .. } => micro.tokens,
+        }
+    }
+
+    /// The log-probs of the target tokens under `model`, `[rows, width]`.
+    pub fn log_probs(
+        &self,
+        model: &Qwen3,
+        chunk: usize,
+        temperature: f64,
+        entropy: bool,
+    ) -> Result<TokenLogProbs, GrpoError> {
+        match self {
+            PolicyBatch::Group(m) => completion_log_probs(model, &m.batch, chunk, temperature, entropy),
+            PolicyBatch::Packed { micro, .. } => {
+                token_log_probs(model, &micro.batch, micro.start, chunk, temperature, entropy)
+            }
+        }
+    }
+
+    /// The advantages as the loss takes them: `[rows, 1]` or `[rows, width]`.
+    pub fn advantages(&self, device: &Device) -> Tensor<2> {
+        match self {
+            PolicyBatch::Group(m) => Tensor::from_data(TensorData::new(m.advantages.clone(), [m.rows, 1]), device),
+            PolicyBatch::Packed { micro, advantages } => {
+                Tensor::from_data(TensorData::new(advantages.clone(), [micro.rows, micro.width]), device)
+            }
+        }
+    }
 }
 
 /// Splits `sequences` (ids, prompt length) with their `advantages` into `parts` micro-batches of near-equal size,

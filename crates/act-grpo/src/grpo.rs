@@ -5,6 +5,7 @@
 //! the prompts from the caller instead of the trainer's dataset.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -17,15 +18,15 @@ use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
 use crate::advantage::group_advantages;
-use crate::batch::{accumulate_in_shards, build_group_micro_batches};
+use crate::batch::{PolicyBatch, accumulate_in_shards, build_group_micro_batches, build_span_micro_batches};
 use crate::checkpoint::{self, checkpoint_name};
 use crate::config::GrpoConfig;
 use crate::data::DataCursor;
 use crate::error::GrpoError;
 use crate::guard::NonFiniteGuard;
-use crate::logprobs::{completion_log_probs, to_host};
+use crate::logprobs::to_host;
 use crate::loss::{BatchTotals, LossInputs, LossStats, grpo_loss};
-use crate::metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog};
+use crate::metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog, UpdateMetrics};
 use crate::optim::{UpdateOutcome, Updater};
 
 /// One sampled completion with its score.
@@ -51,6 +52,31 @@ pub struct GrpoStep {
     /// Every completion, grouped by prompt.
     pub completions: Vec<ScoredCompletion>,
 }
+
+/// A completion prepared for a policy-gradient update by a caller that owns the rollout (on-line RL over
+/// environment episodes, guided rollouts): [`GrpoTrainer::update`] neither samples nor scores it, as TRL's
+/// `rollout_func` and verl-agent's trajectory collector hand their trainers prepared batches.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PreparedSequence {
+    /// The prompt the completion was sampled after (token ids, chat template applied).
+    pub prompt_ids: Vec<u32>,
+    /// The sampled completion's token ids (with its end token, if one was produced).
+    pub completion_ids: Vec<u32>,
+    /// Its advantage.
+    pub advantage: f64,
+    /// The log-probs the completion was sampled with, one per completion token, at the trainer's
+    /// `generation.temperature` (act-model's `Completion::log_probs`). `None` recomputes them with the weights
+    /// before the update (on-policy: the ratio's denominator is then exactly the current policy). Either every
+    /// sequence of an update has them or none does.
+    pub behaviour_log_probs: Option<Vec<f32>>,
+    /// The prompt the loss is computed under, where it differs from the sampling prompt (a hint or critique
+    /// removed, as ActGuide-RL and ICRL train): the policy, reference and KL terms read this prompt, the
+    /// behaviour log-probs the sampling one.
+    pub training_prompt_ids: Option<Vec<u32>>,
+}
+
+/// Turns packed into one sequence: its ids and, per turn, the token range of its completion.
+type PackedTurns<'a> = (Vec<u32>, Vec<(Range<usize>, &'a PreparedSequence)>);
 
 /// Everything besides the weights that a resumed run needs to continue bit-identically.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -321,7 +347,9 @@ impl GrpoTrainer {
             .zip(&generations)
             .map(|(prompt, generation)| ([prompt.as_slice(), generation.tokens.as_slice()].concat(), prompt.len()))
             .collect();
-        let training = self.optimise(&sequences, &advantages.advantages)?;
+        let micro = self.group_batches(&sequences, &advantages.advantages)?;
+        let old = if self.config.mu > 1 { self.current_log_probs(&micro)? } else { vec![None; micro.len()] };
+        let training = self.optimise(&micro, old, sequences.len())?;
         let training_seconds = started.elapsed().as_secs_f64();
 
         self.step += 1;
@@ -378,6 +406,209 @@ impl GrpoTrainer {
         Ok(GrpoStep { metrics, completions })
     }
 
+    /// One update on completions the caller sampled and scored ([`PreparedSequence`]): `mu` passes of the clipped
+    /// surrogate (with the KL term to the reference, where configured) and one optimizer update per pass, as
+    /// [`step_on`](GrpoTrainer::step_on) does after its own sampling. Counts as a step: the learning-rate
+    /// schedule advances and a checkpoint is written every `run.checkpoint_every` updates under the output
+    /// directory. Consecutive sequences with the same prompt share its forward pass, so keep a group together.
+    /// The metrics are returned, not logged: the caller knows the rewards and logs its own.
+    pub fn update(&mut self, sequences: &[PreparedSequence]) -> Result<UpdateMetrics, GrpoError> {
+        let refs: Vec<&PreparedSequence> = sequences.iter().collect();
+        self.check_prepared(&refs)?;
+        let given = sequences.iter().filter(|s| s.behaviour_log_probs.is_some()).count();
+        let started = Instant::now();
+        let join =
+            |prompt: &[u32], s: &PreparedSequence| ([prompt, s.completion_ids.as_slice()].concat(), prompt.len());
+        let training: Vec<(Vec<u32>, usize)> =
+            sequences.iter().map(|s| join(s.training_prompt_ids.as_deref().unwrap_or(&s.prompt_ids), s)).collect();
+        let advantages: Vec<f64> = sequences.iter().map(|s| s.advantage).collect();
+        let micro = self.group_batches(&training, &advantages)?;
+        let old = if given > 0 {
+            // Each micro-batch holds consecutive sequences, their completions left-aligned in its rows.
+            let mut rows = sequences.iter().filter_map(|s| s.behaviour_log_probs.as_deref());
+            micro
+                .iter()
+                .map(|m| {
+                    let mut old = vec![0f32; m.rows() * m.width()];
+                    for (row, given) in rows.by_ref().take(m.rows()).enumerate() {
+                        old[row * m.width()..row * m.width() + given.len()].copy_from_slice(given);
+                    }
+                    Some(old)
+                })
+                .collect()
+        } else if sequences.iter().any(|s| s.training_prompt_ids.is_some()) {
+            // The sampling prompts' batches have the same rows and completions, so the same layout.
+            let sampling: Vec<(Vec<u32>, usize)> = sequences.iter().map(|s| join(&s.prompt_ids, s)).collect();
+            self.current_log_probs(&self.group_batches(&sampling, &advantages)?)?
+        } else if self.config.mu > 1 {
+            self.current_log_probs(&micro)?
+        } else {
+            vec![None; micro.len()]
+        };
+        let training_out = self.optimise(&micro, old, sequences.len())?;
+        let processed: usize = training.iter().map(|(s, _)| s.len()).sum::<usize>() * self.config.mu;
+        self.finish_update(&refs, training_out, started, processed)
+    }
+
+    /// One update on whole episodes of turns ([`PreparedSequence`]s in step order, one `Vec` per episode), each
+    /// turn with its own advantage (GiGPO's per-step advantages, say). Where a turn's prompt begins with the
+    /// previous turn's prompt and completion, token for token (act-rs's conversation prompts), the turns are packed
+    /// into one sequence with a loss span per turn, so an episode of `T` turns costs one pass over its last prompt
+    /// instead of `T` passes over growing prompts; the loss of each span is the loss of its turn alone. Otherwise,
+    /// as in [`update`](GrpoTrainer::update). Needs a token-level loss aggregation (`token_mean` or
+    /// `constant_normalizer`); training prompts other than the sampling ones are not supported here.
+    pub fn update_episodes(&mut self, episodes: &[Vec<PreparedSequence>]) -> Result<UpdateMetrics, GrpoError> {
+        let turns: Vec<&PreparedSequence> = episodes.iter().flatten().collect();
+        self.check_prepared(&turns)?;
+        if self.config.loss.aggregation == crate::config::LossAggregation::SequenceMean {
+            return Err(GrpoError::Input(
+                "packed turns need a token-level loss aggregation (token_mean or constant_normalizer), not \
+                 sequence_mean"
+                    .into(),
+            ));
+        }
+        if turns.iter().any(|t| t.training_prompt_ids.is_some()) {
+            return Err(GrpoError::Input("update_episodes does not take training prompts; use update".into()));
+        }
+        let started = Instant::now();
+        // Each packed sequence: its ids and, per turn, the token range of its completion.
+        let mut packed: Vec<PackedTurns<'_>> = Vec::new();
+        for episode in episodes {
+            let mut current: Option<PackedTurns<'_>> = None;
+            for turn in episode {
+                let extends = current.as_ref().is_some_and(|(ids, _)| turn.prompt_ids.starts_with(ids));
+                if !extends {
+                    packed.extend(current.take());
+                }
+                let (ids, spans) = current.get_or_insert_with(|| (Vec::new(), Vec::new()));
+                ids.extend_from_slice(&turn.prompt_ids[ids.len()..]);
+                let start = ids.len();
+                ids.extend_from_slice(&turn.completion_ids);
+                spans.push((start..ids.len(), turn));
+            }
+            packed.extend(current);
+        }
+        // Longest first, so micro-batches hold similar lengths (see `build_span_micro_batches`).
+        packed.sort_by_key(|(ids, _)| std::cmp::Reverse(ids.len()));
+        let shards = self.config.run.shards_on(&self.model.device());
+        let layout: Vec<(&[u32], Vec<Range<usize>>)> = packed
+            .iter()
+            .map(|(ids, spans)| (ids.as_slice(), spans.iter().map(|(r, _)| r.clone()).collect()))
+            .collect();
+        let micro = build_span_micro_batches(
+            &layout,
+            self.config.grad_accumulation_steps * shards,
+            self.tokenizer.end_of_text_id(),
+            self.config.run.pad_tolerance_on(&self.model.device()),
+        )?;
+        let with_behaviour = turns.iter().any(|t| t.behaviour_log_probs.is_some());
+        let mut rows = packed.iter();
+        let mut batches = Vec::with_capacity(micro.len());
+        let mut old = Vec::with_capacity(micro.len());
+        for m in micro {
+            let mut advantages = vec![0f32; m.rows * m.width];
+            let mut behaviour = with_behaviour.then(|| vec![0f32; m.rows * m.width]);
+            for (row, (_, spans)) in rows.by_ref().take(m.rows).enumerate() {
+                for (span, turn) in spans {
+                    // Target token `p` is predicted at column `p - start - 1`.
+                    let first = row * m.width + span.start - m.start - 1;
+                    advantages[first..first + span.len()].fill(turn.advantage as f32);
+                    if let (Some(b), Some(lp)) = (behaviour.as_mut(), &turn.behaviour_log_probs) {
+                        b[first..first + span.len()].copy_from_slice(lp);
+                    }
+                }
+            }
+            old.push(behaviour);
+            batches.push(PolicyBatch::Packed { micro: m, advantages });
+        }
+        if !with_behaviour && self.config.mu > 1 {
+            old = self.current_log_probs(&batches)?;
+        }
+        let training_out = self.optimise(&batches, old, turns.len())?;
+        let processed: usize = packed.iter().map(|(ids, _)| ids.len()).sum::<usize>() * self.config.mu;
+        self.finish_update(&turns, training_out, started, processed)
+    }
+
+    /// Checks prepared sequences: behaviour log-probs for all or none, one per completion token, token ids inside
+    /// the vocabulary.
+    fn check_prepared(&self, sequences: &[&PreparedSequence]) -> Result<(), GrpoError> {
+        if sequences.is_empty() {
+            return Err(GrpoError::Input("no sequences to update on".into()));
+        }
+        let given = sequences.iter().filter(|s| s.behaviour_log_probs.is_some()).count();
+        if given != 0 && given != sequences.len() {
+            return Err(GrpoError::Input(format!(
+                "{given} of {} sequences carry behaviour log-probs: give them for every sequence or for none",
+                sequences.len()
+            )));
+        }
+        for (i, s) in sequences.iter().enumerate() {
+            if s.prompt_ids.is_empty() || s.completion_ids.is_empty() {
+                return Err(GrpoError::Input(format!("sequence {i}: an empty prompt or completion")));
+            }
+            if let Some(lp) = &s.behaviour_log_probs
+                && lp.len() != s.completion_ids.len()
+            {
+                return Err(GrpoError::Input(format!(
+                    "sequence {i}: {} behaviour log-probs for {} completion tokens",
+                    lp.len(),
+                    s.completion_ids.len()
+                )));
+            }
+            let ids = s.prompt_ids.iter().chain(&s.completion_ids).chain(s.training_prompt_ids.iter().flatten());
+            if let Some(id) = ids.into_iter().find(|&&id| id as usize >= self.model.config.vocab_size) {
+                return Err(GrpoError::Input(format!(
+                    "sequence {i}: token id {id} is outside the model's vocabulary of {}",
+                    self.model.config.vocab_size
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts the update as a step, checkpoints on schedule and returns its metrics.
+    fn finish_update(
+        &mut self,
+        sequences: &[&PreparedSequence],
+        training: Training,
+        started: Instant,
+        processed: usize,
+    ) -> Result<UpdateMetrics, GrpoError> {
+        let seconds = started.elapsed().as_secs_f64();
+        self.step += 1;
+        let stats = training.stats;
+        let passes = (training.applied + training.skipped).max(1) as f64;
+        let metrics = UpdateMetrics {
+            step: self.step,
+            sequences: sequences.len(),
+            completion_tokens: sequences.iter().map(|s| s.completion_ids.len()).sum(),
+            loss: stats.loss / passes,
+            clip_fraction: stats.clip_fraction(),
+            low_clip_fraction: stats.low_clip_fraction(),
+            high_clip_fraction: stats.high_clip_fraction(),
+            dual_clip_fraction: stats.dual_clip_fraction(),
+            kl: stats.kl_mean(),
+            ratio_mean: stats.ratio_mean(),
+            entropy: training.entropy,
+            grad_norm: training.last.grad_norm,
+            lr: training.last.lr,
+            training_seconds: seconds,
+            training_tokens_per_second: processed as f64 / seconds.max(1e-9),
+            updates_applied: training.applied,
+            updates_skipped: training.skipped,
+            skipped_total: self.updater.guard.total(),
+        };
+        let every = self.config.run.checkpoint_every;
+        if every > 0
+            && self.step.is_multiple_of(every)
+            && let Some(dir) = &self.output_dir
+        {
+            let path = dir.join(checkpoint_name(self.step));
+            self.save_checkpoint(path)?;
+        }
+        Ok(metrics)
+    }
+
     /// Saves a checkpoint of the current state to `dir` (atomically).
     pub fn save_checkpoint(&self, dir: impl AsRef<Path>) -> Result<(), GrpoError> {
         let state = GrpoState {
@@ -415,35 +646,55 @@ impl GrpoTrainer {
         Ok(generate(&self.model.valid(), rows, &seeds, &config, &stop)?)
     }
 
-    /// `mu` optimisation passes over the sequences (prompt + completion, with the prompt length).
-    fn optimise(&mut self, sequences: &[(Vec<u32>, usize)], advantages: &[f64]) -> Result<Training, GrpoError> {
+    /// Completions after their prompts (ids, prompt length) as micro-batches, one advantage each.
+    fn group_batches(
+        &self,
+        sequences: &[(Vec<u32>, usize)],
+        advantages: &[f64],
+    ) -> Result<Vec<PolicyBatch>, GrpoError> {
         let shards = self.config.run.shards_on(&self.model.device());
-        let micro = build_group_micro_batches(
+        Ok(build_group_micro_batches(
             sequences,
             advantages,
             self.config.grad_accumulation_steps * shards,
             self.tokenizer.end_of_text_id(),
-        )?;
+        )?
+        .into_iter()
+        .map(PolicyBatch::Group)
+        .collect())
+    }
+
+    /// The log-probs of `batches` under the current weights, detached and on the host: the old log-probs of an
+    /// update that recomputes them.
+    fn current_log_probs(&self, batches: &[PolicyBatch]) -> Result<Vec<Option<Vec<f32>>>, GrpoError> {
+        let snapshot = self.model.valid();
+        let (chunk, temperature) = (self.config.run.logprob_chunk, self.config.generation.temperature as f64);
+        batches
+            .iter()
+            .map(|b| Ok(Some(to_host(b.log_probs(&snapshot, chunk, temperature, false)?.log_probs)?)))
+            .collect()
+    }
+
+    /// `mu` optimisation passes over `micro`, whose old log-probs are `old` (`None`: the current ones, detached);
+    /// `completions` is the number of completions (turns) in them.
+    fn optimise(
+        &mut self,
+        micro: &[PolicyBatch],
+        old: Vec<Option<Vec<f32>>>,
+        completions: usize,
+    ) -> Result<Training, GrpoError> {
+        let shards = self.config.run.shards_on(&self.model.device());
         let totals = BatchTotals {
-            sequences: sequences.len(),
-            tokens: micro.iter().map(|m| m.tokens).sum(),
+            sequences: completions,
+            tokens: micro.iter().map(PolicyBatch::tokens).sum(),
             max_completion_tokens: self.config.generation.max_completion_tokens,
         };
         let chunk = self.config.run.logprob_chunk;
         let temperature = self.config.generation.temperature as f64;
-        let snapshot = (self.config.mu > 1).then(|| self.model.valid());
         let mut stored = Vec::with_capacity(micro.len());
-        for m in &micro {
-            let old = match &snapshot {
-                Some(policy) => {
-                    Some(to_host(completion_log_probs(policy, &m.batch, chunk, temperature, false)?.log_probs)?)
-                }
-                None => None,
-            };
+        for (m, old) in micro.iter().zip(old) {
             let reference = match &self.reference {
-                Some(reference) => {
-                    Some(to_host(completion_log_probs(reference, &m.batch, chunk, temperature, false)?.log_probs)?)
-                }
+                Some(reference) => Some(to_host(m.log_probs(reference, chunk, temperature, false)?.log_probs)?),
                 None => None,
             };
             stored.push((old, reference));
@@ -468,11 +719,10 @@ impl GrpoTrainer {
                 shards,
                 |model, &(m, (old, reference))| {
                     let device = model.device();
-                    let current = completion_log_probs(model, &m.batch, chunk, temperature, first)?;
-                    let width = m.width;
-                    let host =
-                        |v: &Vec<f32>| Tensor::<2>::from_data(TensorData::new(v.clone(), [m.rows, width]), &device);
-                    let mask = host(&m.mask);
+                    let current = m.log_probs(model, chunk, temperature, first)?;
+                    let (rows, width) = (m.rows(), m.width());
+                    let host = |v: &[f32]| Tensor::<2>::from_data(TensorData::new(v.to_vec(), [rows, width]), &device);
+                    let mask = host(m.mask());
                     let entropy = current.entropy.map(|e| (e * mask.clone()).sum().into_scalar::<f32>() as f64);
                     let inputs = LossInputs {
                         old_log_probs: match old {
@@ -480,8 +730,8 @@ impl GrpoTrainer {
                             None => current.log_probs.clone().detach(),
                         },
                         log_probs: current.log_probs,
-                        ref_log_probs: reference.as_ref().map(host),
-                        advantages: Tensor::from_data(TensorData::new(m.advantages.clone(), [m.rows]), &device),
+                        ref_log_probs: reference.as_deref().map(host),
+                        advantages: m.advantages(&device),
                         mask,
                     };
                     let loss = grpo_loss(inputs, loss_config, totals)?;

@@ -72,11 +72,11 @@ pub use config::{
 pub use data::DataCursor;
 pub use error::GrpoError;
 pub use gigpo::{EpisodeRecord, GigpoAdvantages, GigpoConfig, GigpoStats, StepRecord, gigpo_advantages};
-pub use grpo::{GrpoStep, GrpoTrainer, ScoredCompletion};
+pub use grpo::{GrpoStep, GrpoTrainer, PreparedSequence, ScoredCompletion};
 pub use guard::NonFiniteGuard;
 pub use logprobs::{TokenLogProbs, completion_log_probs, token_log_probs};
 pub use loss::{BatchTotals, GrpoLoss, LossInputs, LossStats, grpo_loss, kl_estimate};
-pub use metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog, SftStepMetrics};
+pub use metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog, SftStepMetrics, UpdateMetrics};
 pub use optim::{UpdateOutcome, adamw};
 pub use packing::{PackedSequence, pack_prefixes};
 pub use schedule::LrSchedule;

@@ -10,7 +10,7 @@
 //!     log_probs: t(vec![-0.5, -1.0]),
 //!     old_log_probs: t(vec![-0.5, -1.0]),
 //!     ref_log_probs: None,
-//!     advantages: Tensor::from_data(TensorData::new(vec![2.0f32], [1]), &device),
+//!     advantages: Tensor::from_data(TensorData::new(vec![2.0f32], [1, 1]), &device),
 //!     mask: t(vec![1.0, 1.0]),
 //! };
 //! // On-policy (ratio 1), the loss is -A averaged over tokens.
@@ -25,7 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::config::{KlEstimator, LossAggregation, LossConfig};
 use crate::error::GrpoError;
 
-/// Per-token inputs of one (micro-)batch, all `[batch, tokens]` except the advantages (`[batch]`).
+/// Per-token inputs of one (micro-)batch, all `[batch, tokens]` except the advantages (`[batch, 1]` or
+/// `[batch, tokens]`).
 #[derive(Debug, Clone)]
 pub struct LossInputs {
     /// Log-probs of the sampled tokens under the policy being optimised (carries the gradient).
@@ -34,8 +35,9 @@ pub struct LossInputs {
     pub old_log_probs: Tensor<2>,
     /// Log-probs under the frozen reference; required when the KL coefficient is not 0.
     pub ref_log_probs: Option<Tensor<2>>,
-    /// One advantage per completion.
-    pub advantages: Tensor<1>,
+    /// `[batch, 1]`: one advantage per completion; `[batch, tokens]`: one per token (a packed sequence of several
+    /// turns, each turn's tokens with its own advantage).
+    pub advantages: Tensor<2>,
     /// 1 on completion tokens that carry loss, 0 on prompt and padding.
     pub mask: Tensor<2>,
 }
@@ -151,9 +153,11 @@ pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -
     if mask.dims() != [batch, tokens] {
         return shape_error("the mask", mask.dims().to_vec());
     }
-    if advantages.dims() != [batch] {
-        return shape_error("the advantages", advantages.dims().to_vec());
-    }
+    let token_level = match advantages.dims() {
+        [b, 1] if b == batch => false,
+        [b, t] if b == batch && t == tokens => true,
+        dims => return shape_error("the advantages (one per row, or one per token)", dims.to_vec()),
+    };
     let kl_on = config.kl_coef != 0.0;
     if kl_on {
         match &ref_log_probs {
@@ -172,7 +176,7 @@ pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -
 
     let clamp = config.log_ratio_clamp;
     let ratio = (log_probs.clone() - old_log_probs).clamp(-clamp, clamp).exp();
-    let adv = advantages.unsqueeze_dim::<2>(1).repeat_dim(1, tokens);
+    let adv = if token_level { advantages } else { advantages.repeat_dim(1, tokens) };
     let unclipped = ratio.clone() * adv.clone();
     let clipped = ratio.clone().clamp(1.0 - config.clip_eps_low, 1.0 + config.clip_eps_high) * adv.clone();
     let mut per_token = unclipped.min_pair(clipped).neg();
@@ -267,7 +271,7 @@ mod tests {
             log_probs: t2(&LOGP, device),
             old_log_probs: t2(&OLD, device),
             ref_log_probs: Some(t2(&REF, device)),
-            advantages: Tensor::from_data(TensorData::new(ADV.to_vec(), [4]), device),
+            advantages: Tensor::from_data(TensorData::new(ADV.to_vec(), [4, 1]), device),
             mask: t2(&MASK, device),
         }
     }
@@ -361,7 +365,7 @@ mod tests {
                 log_probs: one(0.0),
                 old_log_probs: one(-25.0),
                 ref_log_probs: None,
-                advantages: Tensor::from_data(TensorData::new(vec![-1.0f32], [1]), &device),
+                advantages: Tensor::from_data(TensorData::new(vec![-1.0f32], [1, 1]), &device),
                 mask: one(1.0),
             };
             let totals = BatchTotals { sequences: 1, tokens: 1, max_completion_tokens: 1 };
@@ -466,10 +470,28 @@ mod tests {
     }
 
     #[test]
+    fn per_token_advantages_equal_per_row_ones_when_constant_in_a_row() {
+        let device = Device::flex();
+        let c = config(|c| c.kl_coef = 0.05);
+        let per_row = grpo_loss(inputs(&device), &c, TOTALS).unwrap();
+        let mut i = inputs(&device);
+        let spread: Vec<f32> = ADV.iter().flat_map(|&a| [a; 4]).collect();
+        i.advantages = t2(&spread, &device);
+        let per_token = grpo_loss(i, &c, TOTALS).unwrap();
+        assert_eq!(per_row.stats, per_token.stats);
+        // A token's own advantage counts: flipping the sign of row 0's last masked token changes the loss.
+        let mut i = inputs(&device);
+        let mut flipped = spread.clone();
+        flipped[3] = -flipped[3];
+        i.advantages = t2(&flipped, &device);
+        assert!((grpo_loss(i, &c, TOTALS).unwrap().stats.loss - per_row.stats.loss).abs() > 1e-4);
+    }
+
+    #[test]
     fn bad_inputs_are_errors() {
         let device = Device::flex();
         let mut i = inputs(&device);
-        i.advantages = Tensor::from_data(TensorData::new(vec![1.0f32; 3], [3]), &device);
+        i.advantages = Tensor::from_data(TensorData::new(vec![1.0f32; 3], [3, 1]), &device);
         assert!(grpo_loss(i, &LossConfig::default(), TOTALS).unwrap_err().to_string().contains("advantages"));
         let mut i = inputs(&device);
         i.ref_log_probs = None;

@@ -112,6 +112,47 @@ pub struct GrpoStepMetrics {
     pub skipped_total: usize,
 }
 
+/// What one [`GrpoTrainer::update`](crate::GrpoTrainer::update) on prepared sequences did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UpdateMetrics {
+    /// The step just completed (1-based; updates and sampling steps count alike).
+    pub step: usize,
+    /// Sequences trained on.
+    pub sequences: usize,
+    /// Their completion tokens.
+    pub completion_tokens: usize,
+    /// Mean of the loss over the mu passes.
+    pub loss: f64,
+    /// Fraction of completion tokens where a clip was active (low or high), over all passes.
+    pub clip_fraction: f64,
+    /// Fraction where the lower clip was active.
+    pub low_clip_fraction: f64,
+    /// Fraction where the upper clip was active.
+    pub high_clip_fraction: f64,
+    /// Fraction where the dual clip was active.
+    pub dual_clip_fraction: f64,
+    /// Mean per-token KL estimate to the reference (0 without a KL term).
+    pub kl: f64,
+    /// Mean importance ratio (against the behaviour log-probs where given).
+    pub ratio_mean: f64,
+    /// Mean predictive entropy over completion tokens (first pass).
+    pub entropy: f64,
+    /// Global gradient norm before clipping, of the last update.
+    pub grad_norm: f64,
+    /// Learning rate of the last update.
+    pub lr: f64,
+    /// Seconds spent in forward/backward passes and optimizer updates.
+    pub training_seconds: f64,
+    /// Tokens (prompt and completion) processed per second of training.
+    pub training_tokens_per_second: f64,
+    /// Optimizer updates applied.
+    pub updates_applied: usize,
+    /// Updates skipped for a non-finite loss or gradient.
+    pub updates_skipped: usize,
+    /// Updates skipped since the start of the run.
+    pub skipped_total: usize,
+}
+
 /// What one SFT step did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SftStepMetrics {

@@ -1,0 +1,417 @@
+//! On-line RL in the environment: episode-level GRPO and GiGPO as verl-agent trains them. Each iteration plays
+//! groups of episodes with the current policy through act-rollout (token ids and sampled log-probs kept), turns
+//! the outcomes into per-step advantages with act-grpo's `gigpo_advantages`, and makes one update on every turn
+//! with `GrpoTrainer::update_episodes` (an episode's turns packed into one sequence).
+//!
+//! Each iteration writes a line of the stage's `trainer/metrics.jsonl`: success and invalid-action rate of the
+//! iteration's episodes, environment steps (this iteration's and the run's), the signal (groups without reward
+//! variance, step-group sizes), the update's loss, KL and ratio, and where the wall time went (generation,
+//! environment and driver, update). The run resumes from its last checkpoint like every stage: iteration `k`
+//! plays tasks and samples drawn from `derive_seed(seed, k)`.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use act_core::{EnvironmentFactory, PromptConfig, Prompter, SamplingParams, TaskRef, derive_seed, rng_from_seed};
+use act_grpo::{
+    EpisodeRecord, GigpoConfig, GrpoConfig, GrpoTrainer, PreparedSequence, ScheduleKind, StepRecord, gigpo_advantages,
+};
+use act_model::Qwen3;
+use act_rollout::{ActError, Actor, Decision, EpisodeSpec, PlayedEpisode, PolicyActor, Rollout, RolloutConfig, View};
+use burn::module::Module;
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{OnlineAlgorithm, OnlineRlConfig};
+use crate::stages::{BoxError, StageRecord, StageRun, StageTrainer, finish, latest_checkpoint, truncate_metrics};
+
+/// The per-iteration metrics plotted in an on-line stage's `curves.svg`.
+const ONLINE_CURVES: [&str; 5] = ["success", "invalid_action_rate", "zero_std_episode_group_fraction", "kl", "loss"];
+
+/// What one iteration did: a line of the stage's `trainer/metrics.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OnlineIterationMetrics {
+    /// The iteration just completed (1-based; the trainer's step).
+    pub step: usize,
+    /// Episodes played.
+    pub episodes: usize,
+    /// Their success rate.
+    pub success: f64,
+    /// Invalid actions per step.
+    pub invalid_action_rate: f64,
+    /// Environment steps of this iteration.
+    pub env_steps: usize,
+    /// Environment steps of the run so far.
+    pub env_steps_total: usize,
+    /// Episode groups whose returns were all equal (no episode-level signal).
+    pub zero_std_episode_group_fraction: f64,
+    /// Step groups (anchor states) with a single member.
+    pub singleton_step_group_fraction: f64,
+    /// Mean members of a step group.
+    pub mean_step_group_size: f64,
+    /// Turns trained on.
+    pub turns: usize,
+    /// The update's loss.
+    pub loss: f64,
+    /// Mean per-token KL to the starting model.
+    pub kl: f64,
+    /// Mean importance ratio against the behaviour log-probs.
+    pub ratio_mean: f64,
+    /// Mean predictive entropy of the trained tokens.
+    pub entropy: f64,
+    /// Gradient norm before clipping.
+    pub grad_norm: f64,
+    /// Seconds in the policy's generation calls.
+    pub generation_seconds: f64,
+    /// Seconds of the rollout outside generation: environments (stepped in parallel), prompts, the driver.
+    pub environment_seconds: f64,
+    /// Seconds of the update (advantages, packing, forward, backward, optimizer).
+    pub update_seconds: f64,
+    /// Environment steps per second of the rollout (generation included).
+    pub env_steps_per_second: f64,
+}
+
+/// An actor that measures the time its inner actor spends deciding (the policy's generation).
+struct Timed<A> {
+    inner: A,
+    seconds: Mutex<f64>,
+}
+
+impl<A: Actor> Actor for Timed<A> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn act(&self, views: &mut [View<'_>], seed: u64) -> Result<Vec<Option<Decision>>, ActError> {
+        let started = Instant::now();
+        let decisions = self.inner.act(views, seed);
+        if let Ok(mut seconds) = self.seconds.lock() {
+            *seconds += started.elapsed().as_secs_f64();
+        }
+        decisions
+    }
+}
+
+/// The GiGPO settings of `config` for `algorithm`.
+fn advantage_config(config: &OnlineRlConfig, algorithm: OnlineAlgorithm) -> GigpoConfig {
+    let step_weight = match algorithm {
+        OnlineAlgorithm::Gigpo => config.step_weight,
+        OnlineAlgorithm::EpisodeGrpo => 0.0,
+    };
+    GigpoConfig { gamma: config.gamma, step_weight, invalid_penalty: config.invalid_penalty, ..GigpoConfig::default() }
+}
+
+/// The estimator's view of played episodes: the observation an action answered is its anchor; a won episode's
+/// last step carries `win_reward`.
+fn episode_records(played: &[PlayedEpisode], win_reward: f64) -> Vec<EpisodeRecord<&str>> {
+    played
+        .iter()
+        .map(|episode| {
+            let last = episode.turns.len().saturating_sub(1);
+            EpisodeRecord {
+                group: episode.spec.group as u64,
+                steps: episode
+                    .turns
+                    .iter()
+                    .zip(&episode.trajectory.steps)
+                    .enumerate()
+                    .map(|(t, (turn, step))| StepRecord {
+                        anchor: step.observation.as_str(),
+                        reward: if episode.won() && t == last { win_reward } else { 0.0 },
+                        invalid: !turn.valid,
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// On-line RL as a stage trainer: one iteration per trainer step.
+struct OnlineTrainer<'a, F: EnvironmentFactory> {
+    trainer: GrpoTrainer,
+    run: &'a StageRun<'a>,
+    factory: &'a F,
+    prompter: Prompter,
+    config: &'a OnlineRlConfig,
+    advantages: GigpoConfig,
+    tasks: &'a [TaskRef],
+    log: act_grpo::MetricsLog,
+    env_steps_total: usize,
+}
+
+impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
+    /// Plays, scores and trains one iteration.
+    fn iterate(&mut self) -> Result<OnlineIterationMetrics, BoxError> {
+        let c = self.config;
+        let iteration = self.trainer.steps_done();
+        let seed = derive_seed(self.run.seed, iteration as u64);
+        // The iteration's tasks: a partial shuffle of the pool.
+        let mut rng = rng_from_seed(seed);
+        let mut pool: Vec<usize> = (0..self.tasks.len()).collect();
+        let n = c.tasks_per_iteration.min(pool.len());
+        for i in 0..n {
+            let j = rng.random_range(i..pool.len());
+            pool.swap(i, j);
+        }
+        let tasks: Vec<TaskRef> = pool[..n].iter().map(|&i| self.tasks[i].clone()).collect();
+        let specs = EpisodeSpec::groups(&tasks, c.group_size, seed);
+
+        let width = specs.len();
+        let policy =
+            self.run.context.policy("online", self.trainer.model().valid(), width).with_prefix_reuse(4 * width);
+        let sampling = SamplingParams::default()
+            .with_temperature(c.temperature)
+            .with_max_new_tokens(c.max_completion_tokens)
+            .with_stop("</action>");
+        let actor = Timed {
+            inner: PolicyActor::new(&policy, self.prompter.clone()).with_tokens(true).with_sampling(sampling),
+            seconds: Mutex::new(0.0),
+        };
+        let started = Instant::now();
+        let played = Rollout::new(self.factory, &actor)
+            .with_config(
+                RolloutConfig::default().with_batch_size(width).with_step_budget(c.step_budget).with_seed(seed),
+            )
+            .play(&specs)?;
+        let rollout_seconds = started.elapsed().as_secs_f64();
+        let generation_seconds = actor.seconds.into_inner().map_err(|_| "a generation call panicked")?;
+
+        let started = Instant::now();
+        let advantages = gigpo_advantages(&episode_records(&played, c.win_reward), &self.advantages)?;
+        let episodes: Vec<Vec<PreparedSequence>> = played
+            .iter()
+            .zip(&advantages.advantages)
+            .map(|(episode, advantages)| {
+                episode
+                    .turns
+                    .iter()
+                    .zip(advantages)
+                    .filter(|(turn, _)| turn.completion.has_tokens())
+                    .map(|(turn, advantage)| PreparedSequence {
+                        prompt_ids: turn.completion.prompt_ids.clone(),
+                        completion_ids: turn.completion.token_ids.clone(),
+                        advantage: *advantage,
+                        behaviour_log_probs: Some(turn.completion.log_probs.clone()),
+                        training_prompt_ids: None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let update = self.trainer.update_episodes(&episodes)?;
+        let update_seconds = started.elapsed().as_secs_f64();
+
+        let env_steps: usize = played.iter().map(PlayedEpisode::steps).sum();
+        let invalid: usize = played.iter().map(PlayedEpisode::invalid_actions).sum();
+        self.env_steps_total += env_steps;
+        let stats = advantages.stats;
+        let metrics = OnlineIterationMetrics {
+            step: update.step,
+            episodes: played.len(),
+            success: played.iter().filter(|e| e.won()).count() as f64 / played.len() as f64,
+            invalid_action_rate: invalid as f64 / env_steps.max(1) as f64,
+            env_steps,
+            env_steps_total: self.env_steps_total,
+            zero_std_episode_group_fraction: stats.zero_std_episode_groups as f64 / stats.episode_groups.max(1) as f64,
+            singleton_step_group_fraction: stats.singleton_step_groups as f64 / stats.step_groups.max(1) as f64,
+            mean_step_group_size: stats.mean_step_group_size,
+            turns: update.sequences,
+            loss: update.loss,
+            kl: update.kl,
+            ratio_mean: update.ratio_mean,
+            entropy: update.entropy,
+            grad_norm: update.grad_norm,
+            generation_seconds,
+            environment_seconds: rollout_seconds - generation_seconds,
+            update_seconds,
+            env_steps_per_second: env_steps as f64 / rollout_seconds.max(1e-9),
+        };
+        self.log.write(&metrics)?;
+        Ok(metrics)
+    }
+}
+
+impl<F: EnvironmentFactory> StageTrainer for OnlineTrainer<'_, F> {
+    fn steps_done(&self) -> usize {
+        self.trainer.steps_done()
+    }
+
+    fn train_steps(&mut self, steps: usize) -> Result<(), BoxError> {
+        for _ in 0..steps {
+            let m = self.iterate()?;
+            println!(
+                "    iteration {:>3}: success {:>5.1}% of {} episodes, invalid {:>4.1}%, {} env steps ({:.0}/s), kl {:.4}; \
+                 generation {:.1} s, environment {:.1} s, update {:.1} s",
+                m.step,
+                100.0 * m.success,
+                m.episodes,
+                100.0 * m.invalid_action_rate,
+                m.env_steps,
+                m.env_steps_per_second,
+                m.kl,
+                m.generation_seconds,
+                m.environment_seconds,
+                m.update_seconds
+            );
+        }
+        Ok(())
+    }
+
+    fn model(&self) -> &Qwen3 {
+        self.trainer.model()
+    }
+}
+
+/// The metrics lines of a run so far (what a resumed run continues from).
+fn read_iterations(path: &std::path::Path) -> Result<Vec<OnlineIterationMetrics>, BoxError> {
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    Ok(act_core::read_jsonl(path)?)
+}
+
+impl StageRun<'_> {
+    /// On-line RL with `algorithm` on `tasks` (the environment's training tasks) from the stage's start, prompted
+    /// with `prompt`.
+    pub fn online<F: EnvironmentFactory>(
+        &self,
+        config: &OnlineRlConfig,
+        algorithm: OnlineAlgorithm,
+        factory: &F,
+        prompt: PromptConfig,
+        tasks: &[TaskRef],
+    ) -> Result<StageRecord, BoxError> {
+        if let Some(record) = self.skip() {
+            return Ok(record);
+        }
+        if tasks.is_empty() {
+            return Err(format!("stage {}: no training tasks", self.name).into());
+        }
+        let started = self.announce(config.iterations, tasks.len());
+        let device = self.context.backend.training_device()?;
+        let mut grpo = GrpoConfig::default()
+            .with_group_size(config.group_size)
+            .with_prompts_per_step(config.tasks_per_iteration)
+            .with_temperature(config.temperature)
+            .with_max_completion_tokens(config.max_completion_tokens)
+            .with_lr(config.lr)
+            .with_kl(act_grpo::KlEstimator::K3, config.kl_coef)
+            .with_schedule(ScheduleKind::Constant, 2.min(config.iterations - 1))
+            .with_seed(self.seed)
+            .with_total_steps(config.iterations)
+            .with_checkpoint_every(self.training.checkpoint_every.clamp(1, 5));
+        // About one packed episode per micro-batch: packed episodes are long.
+        grpo = grpo.with_grad_accumulation_steps((config.tasks_per_iteration * config.group_size).div_ceil(2).max(1));
+        let trainer_dir = self.dir.join("trainer");
+        let metrics_path = trainer_dir.join("metrics.jsonl");
+        let (tokenizer, template) = (self.context.tokenizer.clone(), self.context.template.clone());
+        let reward = act_rewards::NextActionConfig::default().build()?; // Unused: the environment scores.
+        let trainer = match latest_checkpoint(&trainer_dir) {
+            Some((checkpoint, step)) => {
+                println!("    resuming from {}", checkpoint.display());
+                truncate_metrics(&metrics_path, step)?;
+                GrpoTrainer::resume(&checkpoint, grpo, tokenizer, template, reward, Vec::new(), &device)?
+            }
+            None => {
+                if metrics_path.is_file() {
+                    std::fs::remove_file(&metrics_path)?;
+                }
+                let model = self.start.load(&device, self.seed)?;
+                GrpoTrainer::new(grpo, model, tokenizer, template, reward, Vec::new())?
+            }
+        }
+        .with_output_dir(&trainer_dir)?;
+        let env_steps_total = read_iterations(&metrics_path)?.last().map_or(0, |m| m.env_steps_total);
+        let mut online = OnlineTrainer {
+            trainer,
+            run: self,
+            factory,
+            prompter: Prompter::new(prompt)?,
+            config,
+            advantages: advantage_config(config, algorithm),
+            tasks,
+            log: act_grpo::MetricsLog::append(&metrics_path)?,
+            env_steps_total,
+        };
+        self.train_with_probe(&mut online, config.iterations, &ONLINE_CURVES)?;
+        let iterations = read_iterations(&metrics_path)?;
+        // The success of the last quarter of the iterations: one iteration's episodes are few.
+        let tail = &iterations[iterations.len() - iterations.len().div_ceil(4).min(iterations.len())..];
+        let final_value = tail.iter().map(|m| m.success).sum::<f64>() / tail.len().max(1) as f64;
+        let record = StageRecord {
+            stage: self.name.to_owned(),
+            started_from: self.start.dir(),
+            steps: config.iterations,
+            samples: tasks.len(),
+            seconds: started.elapsed().as_secs_f64(),
+            final_value,
+        };
+        finish(&self.dir, online.trainer.model(), &record)?;
+        println!(
+            "    rollout success (last quarter of the iterations) {:.1}% ({:.1} s)",
+            100.0 * final_value,
+            record.seconds
+        );
+        Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use act_core::{Action, Completion, Outcome, Split, Step, Trajectory};
+    use act_rollout::Turn;
+
+    fn episode(group: usize, observations: &[&str], valid: &[bool], won: bool) -> PlayedEpisode {
+        let steps = observations
+            .iter()
+            .map(|o| Step {
+                observation: (*o).into(),
+                admissible_actions: vec![],
+                action: Action::from("a"),
+                reward: 0.0,
+            })
+            .collect();
+        let turns = valid
+            .iter()
+            .enumerate()
+            .map(|(step, &valid)| Turn {
+                step,
+                completion: Completion::text_only("a"),
+                action: "a".into(),
+                valid,
+                parsed: true,
+                snapped: false,
+                reward: 0.0,
+            })
+            .collect();
+        PlayedEpisode {
+            spec: EpisodeSpec { index: 0, task: TaskRef::index(Split::Train, 0), seed: 0, sample_seed: 0, group },
+            trajectory: Trajectory {
+                env: "toy".into(),
+                task_id: "t".into(),
+                task_type: "t".into(),
+                split: Split::Train,
+                task: "t".into(),
+                seed: 0,
+                steps,
+                outcome: Outcome { won, score: f64::from(u8::from(won)), steps_used: observations.len() },
+            },
+            turns,
+        }
+    }
+
+    #[test]
+    fn a_won_episode_is_rewarded_at_its_last_step_and_anchored_on_what_was_read() {
+        let played = [episode(3, &["room", "shelf"], &[true, false], true), episode(3, &["room"], &[true], false)];
+        let records = episode_records(&played, 10.0);
+        assert_eq!(records[0].group, 3);
+        assert_eq!(records[0].steps.iter().map(|s| s.reward).collect::<Vec<_>>(), vec![0.0, 10.0]);
+        assert_eq!(records[0].steps.iter().map(|s| s.anchor).collect::<Vec<_>>(), vec!["room", "shelf"]);
+        assert!(records[0].steps[1].invalid && !records[0].steps[0].invalid);
+        assert_eq!(records[1].steps[0].reward, 0.0);
+        // Episode-level GRPO has no step part; GiGPO's is weighted as configured.
+        let config = OnlineRlConfig::default();
+        assert_eq!(advantage_config(&config, OnlineAlgorithm::EpisodeGrpo).step_weight, 0.0);
+        assert_eq!(advantage_config(&config, OnlineAlgorithm::Gigpo).step_weight, config.step_weight);
+    }
+}
