@@ -207,8 +207,28 @@ fn the_pipeline_runs_resumes_and_repeats() {
     assert!(!twin.join("models/base").exists() && !twin.join("tokenizer.json").exists());
     assert_eq!(record(&twin, "act").started_from, Some(checkpoint));
     assert_eq!(std::fs::read(twin.join("pairs.jsonl")).unwrap(), std::fs::read(run.join("pairs.jsonl")).unwrap());
-    let act_il = |run: &Path| std::fs::read(run.join("models/act_il/model/model.safetensors")).unwrap();
-    assert_eq!(act_il(&twin), act_il(&run));
+    let weights = |run: &Path, stage: &str| {
+        std::fs::read(run.join("models").join(stage).join("model/model.safetensors")).unwrap()
+    };
+    assert_eq!(weights(&twin, "act_il"), weights(&run, "act_il"));
+    // On-line RL from the same model with the same seed plays and trains the same episodes.
+    for stage in ["il_gigpo", "act_il_grpo_online"] {
+        assert_eq!(weights(&twin, stage), weights(&run, stage), "{stage}");
+        let metrics =
+            |run: &Path| std::fs::read_to_string(run.join("models").join(stage).join("trainer/metrics.jsonl")).unwrap();
+        let drop_times = |text: String| -> Vec<serde_json::Value> {
+            text.lines()
+                .map(|l| {
+                    let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    for key in ["generation_seconds", "environment_seconds", "update_seconds", "env_steps_per_second"] {
+                        v.as_object_mut().unwrap().remove(key);
+                    }
+                    v
+                })
+                .collect()
+        };
+        assert_eq!(drop_times(metrics(&twin)), drop_times(metrics(&run)), "{stage}");
+    }
     let success = |r: &act_examples::experiment::ExperimentResult| {
         r.episodes_of("ACT -> IL", Split::EvalOutOfDistribution).unwrap().success_values()
     };

@@ -463,6 +463,19 @@ mod tests {
     }
 
     #[test]
+    fn online_settings_are_checked_by_name() {
+        let mut config = ExperimentConfig::default();
+        config.training.online = Some(OnlineRlConfig { group_size: 0, ..OnlineRlConfig::default() });
+        assert!(config.validate().unwrap_err().contains("training.online.group_size"));
+        config.training.online = Some(OnlineRlConfig { temperature: 0.0, ..OnlineRlConfig::default() });
+        assert!(config.validate().unwrap_err().contains("training.online.temperature"));
+        config.training.online = Some(OnlineRlConfig::default());
+        assert!(config.validate().is_ok());
+        // Without the block the config serialises as before, so existing run directories still match.
+        assert!(!serde_json::to_string(&ExperimentConfig::default()).unwrap().contains("online"));
+    }
+
+    #[test]
     fn every_shipped_config_reads_and_validates() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/configs");
         let mut count = 0;
