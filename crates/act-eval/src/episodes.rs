@@ -18,7 +18,8 @@
 //!   greedy or otherwise seed-independent policy gives the same results for every batch size. Environments step
 //!   in parallel on the rayon pool; the results never depend on the thread count.
 //!
-//! The expert ([`Agent::Expert`]) asks no policy and always plays as with batch size 1.
+//! The expert ([`Agent::Expert`]) asks no policy and always plays as with batch size 1. act-rollout's driver plays
+//! the episodes ([`act_rollout::Rollout`]).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;

@@ -395,14 +395,7 @@ impl GrpoTrainer {
         if let Some(log) = &mut self.metrics {
             log.write(&metrics)?;
         }
-        let every = self.config.run.checkpoint_every;
-        if every > 0
-            && self.step.is_multiple_of(every)
-            && let Some(dir) = &self.output_dir
-        {
-            let path = dir.join(checkpoint_name(self.step));
-            self.save_checkpoint(path)?;
-        }
+        self.checkpoint_on_schedule()?;
         Ok(GrpoStep { metrics, completions })
     }
 
@@ -598,15 +591,20 @@ impl GrpoTrainer {
             updates_skipped: training.skipped,
             skipped_total: self.updater.guard.total(),
         };
+        self.checkpoint_on_schedule()?;
+        Ok(metrics)
+    }
+
+    /// Writes a checkpoint under the output directory when the step is a multiple of `run.checkpoint_every`.
+    fn checkpoint_on_schedule(&self) -> Result<(), GrpoError> {
         let every = self.config.run.checkpoint_every;
         if every > 0
             && self.step.is_multiple_of(every)
             && let Some(dir) = &self.output_dir
         {
-            let path = dir.join(checkpoint_name(self.step));
-            self.save_checkpoint(path)?;
+            self.save_checkpoint(dir.join(checkpoint_name(self.step)))?;
         }
-        Ok(metrics)
+        Ok(())
     }
 
     /// Saves a checkpoint of the current state to `dir` (atomically).
