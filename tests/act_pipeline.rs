@@ -178,6 +178,9 @@ fn the_pipeline_runs_resumes_and_repeats() {
     let expert = result.episodes_of("expert", Split::EvalInDistribution).unwrap();
     assert!(expert.results.iter().all(|r| r.steps <= 6), "the step budget applies");
     assert!(run.join("success.svg").is_file());
+    // The on-line stages' success against environment steps, one line each.
+    let online = std::fs::read_to_string(run.join("online_success.svg")).unwrap();
+    assert!(["IL -&gt; GiGPO", "ACT -&gt; IL -&gt; GRPO (on-line)"].iter().all(|m| online.contains(m)), "{online}");
 
     // A rerun finds every stage done: nothing retrains and the results are the same.
     let before = std::fs::read_to_string(models.join("act_il/done.json")).unwrap();
@@ -275,4 +278,103 @@ fn an_expert_base_stage_trains_on_tasks_disjoint_from_the_training_games() {
     let err = run_experiment(&bench(), &config, &short).unwrap_err().to_string();
     assert!(err.contains("needs 5 training tasks after the first 4"), "{err}");
     assert!(!short.join("expert_base.jsonl").exists(), "a short base set is not cached");
+}
+
+/// The on-line stage's metrics lines without their wall times (which differ between any two runs).
+fn online_metrics_without_times(stage_dir: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(stage_dir.join("trainer/metrics.jsonl")).unwrap();
+    text.lines()
+        .map(|line| {
+            let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+            for key in ["generation_seconds", "environment_seconds", "update_seconds", "env_steps_per_second"] {
+                value.as_object_mut().unwrap().remove(key);
+            }
+            value
+        })
+        .collect()
+}
+
+#[test]
+fn an_online_stage_interrupted_mid_run_resumes_to_the_same_weights_and_curves() {
+    use act_core::{EnvError, EnvironmentFactory, TaskRef};
+    use act_examples::config::OnlineAlgorithm;
+    use act_examples::stages::{ModelContext, StageRun, StartFrom};
+    use act_model::{BackendKind, ChatTemplate, ChatTokenizer, Qwen3Config};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(8));
+    let expert = act_examples::pipeline::expert_trajectories(&factory, Split::Train, 4, 1).unwrap();
+    let corpus: Vec<String> = expert
+        .iter()
+        .flat_map(|t| t.steps.iter().flat_map(|s| [s.observation.as_str().to_owned(), s.action.as_str().to_owned()]))
+        .collect();
+    let tokenizer = ChatTokenizer::train_bpe(corpus, 400).unwrap();
+    let start = StartFrom::Fresh(Qwen3Config::preset("tiny", tokenizer.vocab_size()).unwrap());
+    let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend: BackendKind::default() };
+    // A checkpoint after every iteration, so that an interruption leaves one behind.
+    let training = TrainingConfig { checkpoint_every: 1, ..TrainingConfig::default() };
+    let online = OnlineRlConfig {
+        iterations: 3,
+        tasks_per_iteration: 2,
+        group_size: 2,
+        step_budget: 4,
+        temperature: 1.0,
+        max_completion_tokens: 6,
+        ..OnlineRlConfig::default()
+    };
+    let tasks: Vec<TaskRef> = (0..4).map(|i| TaskRef::index(Split::Train, i)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |stage_dir: &Path, factory: &(dyn Fn() -> Result<act_alfworld::AlfworldEnv, EnvError> + Sync)| {
+        let stage = StageRun {
+            name: "online",
+            dir: stage_dir.to_owned(),
+            context: &context,
+            training: &training,
+            start: start.clone(),
+            seed: 9,
+            probe: None,
+        };
+        stage.online(&online, OnlineAlgorithm::Gigpo, &factory, act_examples::pipeline::alfworld_prompt(), &tasks)
+    };
+
+    // Uninterrupted, counting the environments the rollouts make.
+    let made = AtomicUsize::new(0);
+    let straight = dir.path().join("straight");
+    run(&straight, &|| {
+        made.fetch_add(1, Ordering::Relaxed);
+        factory.make()
+    })
+    .unwrap();
+    let per_iteration = made.load(Ordering::Relaxed) / 3;
+    assert_eq!(made.load(Ordering::Relaxed), 3 * per_iteration, "every iteration makes as many environments");
+
+    // Interrupted in the third iteration: its rollout cannot make an environment.
+    let interrupted = dir.path().join("interrupted");
+    let made = AtomicUsize::new(0);
+    let err = run(&interrupted, &|| {
+        if made.fetch_add(1, Ordering::Relaxed) >= 2 * per_iteration {
+            return Err(EnvError::Config("interrupted".into()));
+        }
+        factory.make()
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("interrupted"), "{err}");
+    assert!(interrupted.join("trainer/checkpoint-000002").is_dir());
+    assert!(!interrupted.join("model").exists());
+    assert_eq!(online_metrics_without_times(&interrupted).len(), 2);
+
+    // Resumed from iteration 2: the same weights and the same per-iteration metrics as the straight run.
+    run(&interrupted, &|| factory.make()).unwrap();
+    let weights = |stage_dir: &Path| std::fs::read(stage_dir.join("model/model.safetensors")).unwrap();
+    assert_eq!(weights(&interrupted), weights(&straight));
+    let metrics = online_metrics_without_times(&straight);
+    assert_eq!(metrics.len(), 3);
+    assert_eq!(online_metrics_without_times(&interrupted), metrics);
+    assert!(std::fs::read_to_string(straight.join("curves.svg")).unwrap().contains("<polyline"));
+    // The success curve against environment steps counts the steps over the resume.
+    let series = act_examples::online::success_by_env_steps(&[("GiGPO", interrupted.clone())]).unwrap();
+    let steps: Vec<f64> = series[0].points.iter().map(|p| p.0).collect();
+    let totals: Vec<f64> = metrics.iter().map(|m| m["env_steps_total"].as_f64().unwrap()).collect();
+    assert_eq!(steps, totals);
+    assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
 }

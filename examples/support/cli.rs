@@ -111,6 +111,16 @@ pub fn run_seeds<F: EnvironmentFactory>(
     let summary = crate::seeds::summarize(&results, &args.seeds, &splits, &crate::seeds::COMPARISONS)?;
     let markdown = format!("# ACT on {}: summary\n\n{summary}", bench.name);
     act_core::atomic_write(dir.join("summary.md"), markdown.as_bytes())?;
+    let online = crate::seeds::online_success_over_seeds(&results)?;
+    if !online.is_empty() {
+        act_eval::plot_lines(
+            &online,
+            "environment steps",
+            "rollout success (%)",
+            &format!("{}: on-line RL, success of each iteration's episodes (seeds {:?})", bench.name, args.seeds),
+            dir.join("online_success.svg"),
+        )?;
+    }
     println!("\n{markdown}");
     println!("done in {:.1} s; results in {}", started.elapsed().as_secs_f64(), dir.join("summary.md").display());
     Ok(())

@@ -132,6 +132,11 @@ pub const METHODS: [Method; 13] = [
     Method { control: true, ..method("ACT (re-sampled pairs) -> IL", "act_resampled_il", false) },
 ];
 
+/// The on-line stages of [`METHODS`]: each method's name and its stage directory under `models`.
+pub fn online_stages(models: &Path) -> Vec<(&'static str, PathBuf)> {
+    METHODS.iter().filter(|m| m.online.is_some()).map(|m| (m.name, models.join(m.model))).collect()
+}
+
 /// What one experiment produced.
 #[derive(Debug)]
 pub struct ExperimentResult {
@@ -431,6 +436,16 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 &bench.factory,
                 plain_config.clone(),
                 &tasks,
+            )?;
+        }
+        let series = crate::online::success_by_env_steps(&online_stages(&models))?;
+        if !series.is_empty() {
+            act_eval::plot_lines(
+                &series,
+                "environment steps",
+                "rollout success (%)",
+                &format!("{}: on-line RL, success of each iteration's episodes (seed {seed})", bench.name),
+                dir.join("online_success.svg"),
             )?;
         }
     }

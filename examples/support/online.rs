@@ -9,7 +9,9 @@
 //! environment and driver, update). The run resumes from its last checkpoint like every stage: iteration `k`
 //! plays tasks and samples drawn from `derive_seed(seed, k)`.
 
+use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use act_core::{EnvironmentFactory, PromptConfig, Prompter, SamplingParams, TaskRef, derive_seed, rng_from_seed};
@@ -19,6 +21,7 @@ use act_grpo::{
 use act_model::Qwen3;
 use act_rollout::{ActError, Actor, Decision, EpisodeSpec, PlayedEpisode, PolicyActor, Rollout, RolloutConfig, View};
 use burn::module::Module;
+use indicatif::{ProgressBar, ProgressStyle};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +140,23 @@ struct OnlineTrainer<'a, F: EnvironmentFactory> {
     tasks: &'a [TaskRef],
     log: act_grpo::MetricsLog,
     env_steps_total: usize,
+    /// The success of the last iteration played, for the bar.
+    last_success: Option<f64>,
+    progress: ProgressBar,
+}
+
+/// A bar over the stage's episodes on stderr (hidden when stderr is not a terminal), its message the live
+/// success of the iteration being played and the last iteration's.
+fn episode_bar(iterations: usize, episodes_per_iteration: usize, done: usize) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new((iterations * episodes_per_iteration) as u64);
+    if let Ok(style) = ProgressStyle::with_template("    [{bar:30}] {pos}/{len} episodes ({eta} left) {msg}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_position((done * episodes_per_iteration) as u64);
+    bar
 }
 
 impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
@@ -167,11 +187,24 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             inner: PolicyActor::new(&policy, self.prompter.clone()).with_tokens(true).with_sampling(sampling),
             seconds: Mutex::new(0.0),
         };
+        let (finished, won) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let last = self.last_success.map_or(String::new(), |s| format!("; iteration {iteration}: {:.1}%", 100.0 * s));
+        let on_episode = |episode: &PlayedEpisode| {
+            let won = won.fetch_add(usize::from(episode.won()), Ordering::Relaxed) + usize::from(episode.won());
+            let finished = finished.fetch_add(1, Ordering::Relaxed) + 1;
+            self.progress.inc(1);
+            self.progress.set_message(format!(
+                "iteration {}: {won} of {finished} won ({:.1}%){last}",
+                iteration + 1,
+                100.0 * won as f64 / finished as f64
+            ));
+        };
         let started = Instant::now();
         let played = Rollout::new(self.factory, &actor)
             .with_config(
                 RolloutConfig::default().with_batch_size(width).with_step_budget(c.step_budget).with_seed(seed),
             )
+            .on_episode(&on_episode)
             .play(&specs)?;
         let rollout_seconds = started.elapsed().as_secs_f64();
         let generation_seconds = actor.seconds.into_inner().map_err(|_| "a generation call panicked")?;
@@ -226,6 +259,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             env_steps_per_second: env_steps as f64 / rollout_seconds.max(1e-9),
         };
         self.log.write(&metrics)?;
+        self.last_success = Some(metrics.success);
         Ok(metrics)
     }
 }
@@ -238,7 +272,7 @@ impl<F: EnvironmentFactory> StageTrainer for OnlineTrainer<'_, F> {
     fn train_steps(&mut self, steps: usize) -> Result<(), BoxError> {
         for _ in 0..steps {
             let m = self.iterate()?;
-            println!(
+            self.progress.suspend(|| println!(
                 "    iteration {:>3}: success {:>5.1}% of {} episodes, invalid {:>4.1}%, {} env steps ({:.0}/s), kl {:.4}; \
                  generation {:.1} s, environment {:.1} s, update {:.1} s",
                 m.step,
@@ -251,7 +285,7 @@ impl<F: EnvironmentFactory> StageTrainer for OnlineTrainer<'_, F> {
                 m.generation_seconds,
                 m.environment_seconds,
                 m.update_seconds
-            );
+            ));
         }
         Ok(())
     }
@@ -259,6 +293,21 @@ impl<F: EnvironmentFactory> StageTrainer for OnlineTrainer<'_, F> {
     fn model(&self) -> &Qwen3 {
         self.trainer.model()
     }
+}
+
+/// The rollout success (in %) of on-line stages against the environment steps they had played, one series per
+/// stage of `stages` (legend label, stage directory) that has metrics; the points are its iterations.
+pub fn success_by_env_steps(stages: &[(&str, std::path::PathBuf)]) -> Result<Vec<act_eval::Series>, BoxError> {
+    let mut series = Vec::new();
+    for (label, dir) in stages {
+        let iterations = read_iterations(&dir.join("trainer").join("metrics.jsonl"))?;
+        if iterations.is_empty() {
+            continue;
+        }
+        let points = iterations.iter().map(|m| (m.env_steps_total as f64, 100.0 * m.success)).collect();
+        series.push(act_eval::Series { label: (*label).to_owned(), points });
+    }
+    Ok(series)
 }
 
 /// The metrics lines of a run so far (what a resumed run continues from).
@@ -320,7 +369,8 @@ impl StageRun<'_> {
             }
         }
         .with_output_dir(&trainer_dir)?;
-        let env_steps_total = read_iterations(&metrics_path)?.last().map_or(0, |m| m.env_steps_total);
+        let done = read_iterations(&metrics_path)?;
+        let episodes_per_iteration = config.tasks_per_iteration.min(tasks.len()) * config.group_size;
         let mut online = OnlineTrainer {
             trainer,
             run: self,
@@ -330,9 +380,12 @@ impl StageRun<'_> {
             advantages: advantage_config(config, algorithm),
             tasks,
             log: act_grpo::MetricsLog::append(&metrics_path)?,
-            env_steps_total,
+            env_steps_total: done.last().map_or(0, |m| m.env_steps_total),
+            last_success: done.last().map(|m| m.success),
+            progress: episode_bar(config.iterations, episodes_per_iteration, done.len()),
         };
         self.train_with_probe(&mut online, config.iterations, &ONLINE_CURVES)?;
+        online.progress.finish_and_clear();
         let iterations = read_iterations(&metrics_path)?;
         // The success of the last quarter of the iterations: one iteration's episodes are few.
         let tail = &iterations[iterations.len() - iterations.len().div_ceil(4).min(iterations.len())..];

@@ -4,11 +4,11 @@
 
 use act_core::Split;
 use act_eval::{
-    BootstrapConfig, EpisodeMetric, PairedComparison, compare_episodes, compare_next_action, render_paired,
+    BootstrapConfig, EpisodeMetric, PairedComparison, Series, compare_episodes, compare_next_action, render_paired,
     stats::paired_comparison,
 };
 
-use crate::experiment::{ExperimentResult, METHODS};
+use crate::experiment::{ExperimentResult, METHODS, online_stages};
 use crate::stages::BoxError;
 
 /// Mean and sample standard deviation.
@@ -130,6 +130,35 @@ pub fn summarize(
                 render_paired(a, b, &pooled)
             ));
         }
+    }
+    Ok(out)
+}
+
+/// The rollout success of each on-line method against environment steps, averaged over the seeds' runs
+/// iteration by iteration (both coordinates; over the iterations every seed has), one series per method that every
+/// seed trained. Empty when no seed ran on-line RL.
+pub fn online_success_over_seeds(results: &[ExperimentResult]) -> Result<Vec<Series>, BoxError> {
+    let per_seed: Vec<Vec<Series>> = results
+        .iter()
+        .map(|r| crate::online::success_by_env_steps(&online_stages(&r.dir.join("models"))))
+        .collect::<Result<_, _>>()?;
+    let Some(first) = per_seed.first() else { return Ok(Vec::new()) };
+    let mut out = Vec::new();
+    for series in first {
+        let lines: Vec<&Series> =
+            per_seed.iter().filter_map(|seed| seed.iter().find(|s| s.label == series.label)).collect();
+        if lines.len() < per_seed.len() {
+            continue;
+        }
+        let iterations = lines.iter().map(|s| s.points.len()).min().unwrap_or(0);
+        let n = lines.len() as f64;
+        let points = (0..iterations)
+            .map(|i| {
+                let (x, y) = lines.iter().fold((0.0, 0.0), |(x, y), s| (x + s.points[i].0, y + s.points[i].1));
+                (x / n, y / n)
+            })
+            .collect();
+        out.push(Series { label: format!("{} (mean of {} seeds)", series.label, lines.len()), points });
     }
     Ok(out)
 }

@@ -13,7 +13,8 @@
 //! - [`stats`]: seeded bootstrap and Wilson intervals, paired comparisons with an exact sign (McNemar) test;
 //! - [`EvalRecord`]: one JSON file per evaluation, written atomically and validated on load; Markdown, alone or
 //!   as the paper's method × benchmark table ([`render_table`]);
-//! - [`plot`]: SVG or PNG training curves from metrics JSONL, and success by method with interval whiskers.
+//! - [`plot`]: SVG or PNG training curves from metrics JSONL, success by method with interval whiskers, and named
+//!   lines on one chart (success against environment steps).
 //!
 //! ```
 //! use act_core::*;
@@ -81,7 +82,7 @@ pub use episodes::{
 pub use error::EvalError;
 pub use next_action::{NextActionItem, NextActionReport, NextActionResult, NextActionSummary, evaluate_next_action};
 pub use paired::{EpisodeMetric, compare_critic, compare_episodes, compare_next_action};
-pub use plot::{MetricsRow, plot_success_by_method, plot_training_curves, read_metrics};
+pub use plot::{MetricsRow, Series, plot_lines, plot_success_by_method, plot_training_curves, read_metrics};
 pub use report::{
     EvalRecord, Evaluation, RECORD_FORMAT, render_paired, render_score_table, render_table, render_table_with,
 };

@@ -97,6 +97,42 @@ pub fn plot_training_curves(
     render(&Curves { title, fields, series: &series }, path)
 }
 
+/// One named line of a [`plot_lines`] chart: `(x, y)` points in drawing order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The legend's entry.
+    pub label: String,
+    /// The points.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Draws `series` as lines on one chart with a legend into `path` (`.svg` or `.png`), the axes described by
+/// `x_desc` and `y_desc`: say, the success of several methods against environment steps.
+///
+/// Fails when there is no series, a series has no point, or a value is not finite.
+pub fn plot_lines(
+    series: &[Series],
+    x_desc: &str,
+    y_desc: &str,
+    title: &str,
+    path: impl AsRef<Path>,
+) -> Result<(), EvalError> {
+    let path = path.as_ref();
+    let fail = |message: String| EvalError::Plot { path: path.to_owned(), message };
+    if series.is_empty() {
+        return Err(fail("no series to plot".into()));
+    }
+    for line in series {
+        if line.points.is_empty() {
+            return Err(fail(format!("series `{}` has no point", line.label)));
+        }
+        if line.points.iter().any(|(x, y)| !x.is_finite() || !y.is_finite()) {
+            return Err(fail(format!("series `{}` has a value that is not finite", line.label)));
+        }
+    }
+    render(&Lines { title, x_desc, y_desc, series }, path)
+}
+
 /// Something drawable on any plotters backend.
 trait Figure {
     /// Width and height in pixels.
@@ -185,6 +221,55 @@ impl Figure for Curves<'_> {
         DB::ErrorType: 'static,
     {
         draw_curves(root, self.title, self.fields, self.series)
+    }
+}
+
+struct Lines<'a> {
+    title: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    series: &'a [Series],
+}
+
+impl Figure for Lines<'_> {
+    fn size(&self) -> (u32, u32) {
+        (900, 560)
+    }
+
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
+    where
+        DB::ErrorType: 'static,
+    {
+        root.fill(&WHITE)?;
+        let points = || self.series.iter().flat_map(|s| s.points.iter());
+        let (x_range, y_range) = (padded(points().map(|p| p.0), 0.0), padded(points().map(|p| p.1), 0.05));
+        let mut chart = ChartBuilder::on(root)
+            .caption(self.title, ("sans-serif", 22))
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x_range, y_range)?;
+        chart
+            .configure_mesh()
+            .x_desc(self.x_desc)
+            .y_desc(self.y_desc)
+            .x_label_formatter(&|x| format!("{x:.0}"))
+            .draw()?;
+        for (i, line) in self.series.iter().enumerate() {
+            let colour = colour(i);
+            chart
+                .draw_series(LineSeries::new(line.points.iter().copied(), colour.stroke_width(2)))?
+                .label(line.label.as_str())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2)));
+            chart.draw_series(line.points.iter().map(|&p| Circle::new(p, 2, colour.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()?;
+        Ok(())
     }
 }
 
@@ -391,6 +476,27 @@ mod tests {
         assert!(
             parse_metrics("{\"step\": 1}\n{\"step\": 2, \"lo").unwrap_err().starts_with("line 2: not a JSON object")
         );
+    }
+
+    #[test]
+    fn lines_are_drawn_with_a_legend_and_bad_series_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.svg");
+        let series = [
+            Series { label: "IL -> GiGPO".into(), points: vec![(0.0, 0.1), (1500.0, 0.25), (3100.0, 0.3)] },
+            Series { label: "IL -> GRPO".into(), points: vec![(0.0, 0.1), (1600.0, 0.2)] },
+        ];
+        plot_lines(&series, "environment steps", "success", "on-line RL", &path).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        // A marker per point, and both legend entries.
+        assert_eq!(svg.matches("<circle").count(), 5, "{svg}");
+        assert!(svg.contains("IL -&gt; GiGPO") && svg.contains("IL -&gt; GRPO"), "{svg}");
+        let empty = [Series { label: "x".into(), points: vec![] }];
+        let err = plot_lines(&empty, "x", "y", "t", &path).unwrap_err().to_string();
+        assert!(err.contains("series `x` has no point"), "{err}");
+        let nan = [Series { label: "y".into(), points: vec![(0.0, f64::NAN)] }];
+        assert!(plot_lines(&nan, "x", "y", "t", &path).unwrap_err().to_string().contains("not finite"));
+        assert!(plot_lines(&[], "x", "y", "t", &path).is_err());
     }
 
     proptest::proptest! {

@@ -56,6 +56,38 @@ fn log_prob(model: &Qwen3, prompt: &[u32], completion: &[u32]) -> f32 {
 }
 
 #[test]
+fn the_policys_sampled_log_probs_are_the_trainers_recomputed_ones() {
+    // Each sampled token's log-prob under the tempered softmax, as generation reports it (with the KV cache and
+    // prefix reuse) and as the trainer recomputes it on the whole sequence, at two temperatures.
+    let model = tiny_model(7);
+    let policy = ModelPolicy::new("tiny", model.valid(), tokenizer(), template()).with_batch_size(4);
+    let queries: Vec<Query> = ["3 7", "8 2 5", "1", "9 9"].iter().map(|p| Query::text(*p)).collect();
+    for temperature in [1.0f32, 0.4] {
+        let params = SamplingParams::default().with_temperature(temperature).with_max_new_tokens(5).with_seed(13);
+        for completion in policy.complete(&queries, &params).unwrap() {
+            assert_eq!(completion.log_probs.len(), completion.token_ids.len());
+            let prompt = &completion.prompt_ids;
+            let sequence: Vec<u32> = prompt.iter().chain(&completion.token_ids).copied().collect();
+            let batch = TokenBatch::new(sequence.clone(), vec![true; sequence.len()], 1, sequence.len()).unwrap();
+            let recomputed =
+                token_log_probs(&model.valid(), &batch, prompt.len() - 1, 4, f64::from(temperature), false)
+                    .unwrap()
+                    .log_probs
+                    .into_data()
+                    .try_to_vec::<f32>()
+                    .unwrap();
+            assert_eq!(recomputed.len(), completion.log_probs.len());
+            for (sampled, recomputed) in completion.log_probs.iter().zip(&recomputed) {
+                assert!(
+                    (sampled - recomputed).abs() < 1e-5,
+                    "T {temperature}: sampled {sampled}, trainer {recomputed}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn behaviour_log_probs_of_the_current_policy_give_the_on_policy_update() {
     let base = trainer(config());
     let sequences = prepared(base.model(), true);
