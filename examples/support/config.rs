@@ -293,6 +293,11 @@ pub struct ExperimentConfig {
     pub eval_batch_size: usize,
     /// Prompt templates.
     pub prompt_style: PromptStyle,
+    /// The most tokens an action completion may take when the trained policies act (evaluation, pairs, the
+    /// held-out probes); `None`: 24 for the compact and conversation styles (every ALFWorld action fits), 512 for the
+    /// paper's reasoning prompts. WebShop's searches restate the instruction and need about 48.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action_tokens: Option<usize>,
     /// Whether to run the paper's controls (re-sampled pairs; IL for as many extra steps as ACT took). Off by
     /// default: they add about two minutes to the quickstart's four.
     pub controls: bool,
@@ -334,6 +339,7 @@ impl Default for ExperimentConfig {
             critic_games: 20,
             eval_batch_size: 32,
             prompt_style: PromptStyle::Compact,
+            action_tokens: None,
             controls: false,
             pair_games: None,
             pairs_from: None,
@@ -377,6 +383,9 @@ impl ExperimentConfig {
         let t = &self.training;
         if self.train_games == 0 || self.k == 0 || self.critic_games == 0 || self.eval_batch_size == 0 {
             return Err("train_games, k, critic_games and eval_batch_size must be positive".into());
+        }
+        if self.action_tokens == Some(0) {
+            return Err("action_tokens must be positive".into());
         }
         if self.pair_games == Some(0) {
             return Err("pair_games must be positive (or absent for every training game)".into());

@@ -218,10 +218,10 @@ pub fn run_experiment<F: EnvironmentFactory>(
         history_len: plain_config.history_len,
         plain: Prompter::new(plain_config.clone())?,
     };
-    let action_tokens = match config.prompt_style {
+    let action_tokens = config.action_tokens.unwrap_or(match config.prompt_style {
         PromptStyle::Compact | PromptStyle::Conversation => 24,
         PromptStyle::Paper => 512,
-    };
+    });
     let held_out_split = *bench.eval_splits.first().ok_or("the benchmark has no evaluation split")?;
 
     // 1. Expert trajectories.

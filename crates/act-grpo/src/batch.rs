@@ -9,19 +9,64 @@ use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::prelude::*;
 
 use crate::error::GrpoError;
-use crate::logprobs::{TokenLogProbs, completion_log_probs, token_log_probs};
+use crate::logprobs::{TokenLogProbs, completion_log_probs, gathered_log_probs};
 
-/// A right-padded slice of the batch with its completion mask.
+/// A right-padded slice of the batch and the tokens that carry loss, gathered: column `j` of row `r` is the
+/// row's `j`-th target token (in position order), so the LM head and the softmax run on targets only, not on the
+/// prompt tokens between them (most of a packed episode).
 pub(crate) struct MicroBatch {
     pub batch: TokenBatch,
     pub rows: usize,
-    /// First log-prob position computed (the earliest completion token minus one).
-    pub start: usize,
+    /// The most targets of a row: log-probs are `[rows, width]`.
     pub width: usize,
-    /// `[rows, width]`: the loss weight of each predicted token (1 for a completion token, 0 elsewhere; more
-    /// where packed spans overlap).
+    /// Per row, the positions of its target tokens, ascending (each predicted by the hidden state before it).
+    pub targets: Vec<Vec<usize>>,
+    /// `[rows, width]`: the loss weight of each target (1, more where packed spans overlap; 0 on padding columns).
     pub mask: Vec<f32>,
     pub tokens: usize,
+}
+
+impl MicroBatch {
+    /// The column of the target at `position` in `row`, if it is one.
+    pub fn column(&self, row: usize, position: usize) -> Option<usize> {
+        self.targets[row].binary_search(&position).ok()
+    }
+
+    /// For each `[rows, width]` entry, the flat index (`row * seq + position`) of the hidden state that predicts
+    /// it and the token it predicts; padding columns read position 0 of their row and predict the pad token.
+    pub fn gather_indices(&self) -> (Vec<i64>, Vec<i64>) {
+        let (seq, ids) = (self.batch.seq(), self.batch.ids());
+        let mut hidden = vec![0i64; self.rows * self.width];
+        let mut tokens = vec![0i64; self.rows * self.width];
+        for (row, targets) in self.targets.iter().enumerate() {
+            for column in 0..self.width {
+                let at = row * self.width + column;
+                match targets.get(column) {
+                    Some(&p) => {
+                        hidden[at] = (row * seq + p - 1) as i64;
+                        tokens[at] = i64::from(ids[row * seq + p]);
+                    }
+                    None => {
+                        hidden[at] = (row * seq) as i64;
+                        tokens[at] = i64::from(ids[row * seq]);
+                    }
+                }
+            }
+        }
+        (hidden, tokens)
+    }
+
+    /// The log-probs of the targets under `model`, `[rows, width]`.
+    pub fn log_probs(
+        &self,
+        model: &Qwen3,
+        chunk: usize,
+        temperature: f64,
+        entropy: bool,
+    ) -> Result<TokenLogProbs, GrpoError> {
+        let (hidden, tokens) = self.gather_indices();
+        gathered_log_probs(model, &self.batch, &hidden, &tokens, [self.rows, self.width], chunk, temperature, entropy)
+    }
 }
 
 /// A slice of a GRPO batch: completions with their prompts gathered ([`SharedPrefixBatch`]: a group's prompt is
@@ -88,9 +133,7 @@ impl PolicyBatch {
     ) -> Result<TokenLogProbs, GrpoError> {
         match self {
             PolicyBatch::Group(m) => completion_log_probs(model, &m.batch, chunk, temperature, entropy),
-            PolicyBatch::Packed { micro, .. } => {
-                token_log_probs(model, &micro.batch, micro.start, chunk, temperature, entropy)
-            }
+            PolicyBatch::Packed { micro, .. } => micro.log_probs(model, chunk, temperature, entropy),
         }
     }
 
@@ -184,27 +227,40 @@ pub(crate) fn build_span_micro_batches(
         let chunk = &sequences[range];
         let ids: Vec<Vec<u32>> = chunk.iter().map(|(s, _)| s.to_vec()).collect();
         let batch = TokenBatch::from_sequences(&ids, pad, PadSide::Right)?;
-        let first_target = chunk.iter().flat_map(|(_, spans)| spans.iter().map(|s| s.start)).min().unwrap_or(0);
-        if first_target == 0 {
+        if chunk.iter().any(|(_, spans)| spans.iter().any(|s| s.start == 0 && !s.is_empty())) {
             return Err(GrpoError::Input("a prompt encodes to no tokens".into()));
         }
-        let start = first_target - 1;
-        let seq = batch.seq();
-        if start >= seq - 1 {
+        // Each row's target positions with their weights (overlapping spans add up).
+        let weighted: Vec<Vec<(usize, f32)>> = chunk
+            .iter()
+            .map(|(s, spans)| {
+                let mut positions: Vec<usize> =
+                    spans.iter().flat_map(|span| span.start.max(1)..span.end.min(s.len())).collect();
+                positions.sort_unstable();
+                let mut weighted: Vec<(usize, f32)> = Vec::with_capacity(positions.len());
+                for p in positions {
+                    match weighted.last_mut() {
+                        Some((last, weight)) if *last == p => *weight += 1.0,
+                        _ => weighted.push((p, 1.0)),
+                    }
+                }
+                weighted
+            })
+            .collect();
+        let width = weighted.iter().map(Vec::len).max().unwrap_or(0);
+        if width == 0 {
             return Err(GrpoError::Input("no completion tokens in a micro-batch".into()));
         }
-        let width = seq - 1 - start;
         let mut mask = vec![0f32; chunk.len() * width];
         let mut tokens = 0;
-        for (row, (s, spans)) in chunk.iter().enumerate() {
-            for span in spans {
-                for target in span.start.max(start + 1)..span.end.min(s.len()) {
-                    mask[row * width + target - start - 1] += 1.0;
-                    tokens += 1;
-                }
+        for (row, targets) in weighted.iter().enumerate() {
+            for (column, &(_, weight)) in targets.iter().enumerate() {
+                mask[row * width + column] = weight;
+                tokens += weight as usize;
             }
         }
-        out.push(MicroBatch { batch, rows: chunk.len(), start, width, mask, tokens });
+        let targets = weighted.into_iter().map(|row| row.into_iter().map(|(p, _)| p).collect()).collect();
+        out.push(MicroBatch { batch, rows: chunk.len(), width, targets, mask, tokens });
     }
     Ok(out)
 }
@@ -259,9 +315,20 @@ mod tests {
         let ids = [1, 2, 3, 4, 5, 6];
         let sequences = vec![(&ids[..], vec![2..3, 4..6, 4..6])];
         let m = &build_span_micro_batches(&sequences, 1, 0, 0.0).unwrap()[0];
-        assert_eq!((m.start, m.width), (1, 4));
-        assert_eq!(m.mask, vec![1.0, 0.0, 2.0, 2.0]);
+        // Targets 2, 4 and 5 (twice), gathered: no column for the prompt token 3 between them.
+        assert_eq!((m.width, &m.targets), (3, &vec![vec![2, 4, 5]]));
+        assert_eq!(m.mask, vec![1.0, 2.0, 2.0]);
         assert_eq!(m.tokens, 5);
+        assert_eq!((m.column(0, 4), m.column(0, 3)), (Some(1), None));
+        // Each column reads the hidden state before its target and predicts the target's token.
+        assert_eq!(m.gather_indices(), (vec![1, 3, 4], vec![3, 5, 6]));
+        // Rows with fewer targets are padded with weight 0.
+        let short = [7, 8, 9];
+        let two = vec![(&ids[..], vec![2..3, 4..6]), (&short[..], std::iter::once(2..3).collect())];
+        let m = &build_span_micro_batches(&two, 1, 0, f64::INFINITY).unwrap()[0];
+        assert_eq!((m.rows, m.width), (2, 3));
+        assert_eq!(m.mask, vec![1.0, 1.0, 1.0, 1.0, 0.0, 0.0]);
+        assert_eq!(m.gather_indices(), (vec![1, 3, 4, 7, 6, 6], vec![3, 5, 6, 9, 7, 7]));
     }
 
     #[test]

@@ -503,11 +503,12 @@ impl GrpoTrainer {
             let mut behaviour = with_behaviour.then(|| vec![0f32; m.rows * m.width]);
             for (row, (_, spans)) in rows.by_ref().take(m.rows).enumerate() {
                 for (span, turn) in spans {
-                    // Target token `p` is predicted at column `p - start - 1`.
-                    let first = row * m.width + span.start - m.start - 1;
-                    advantages[first..first + span.len()].fill(turn.advantage as f32);
-                    if let (Some(b), Some(lp)) = (behaviour.as_mut(), &turn.behaviour_log_probs) {
-                        b[first..first + span.len()].copy_from_slice(lp);
+                    for (i, position) in span.clone().enumerate() {
+                        let Some(column) = m.column(row, position) else { continue };
+                        advantages[row * m.width + column] = turn.advantage as f32;
+                        if let (Some(b), Some(lp)) = (behaviour.as_mut(), &turn.behaviour_log_probs) {
+                            b[row * m.width + column] = lp[i];
+                        }
                     }
                 }
             }

@@ -46,6 +46,37 @@ pub fn token_log_probs(
     picked_log_probs(model, hidden, targets, chunk, temperature, with_entropy)
 }
 
+/// Log-probs of `tokens` (`[rows, width]`, flat), each predicted by the hidden state at flat index `hidden_at`
+/// (`row * seq + position`) of `batch`: only these positions pay for the LM head and the softmax.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gathered_log_probs(
+    model: &Qwen3,
+    batch: &TokenBatch,
+    hidden_at: &[i64],
+    tokens: &[i64],
+    [rows, width]: [usize; 2],
+    chunk: usize,
+    temperature: f64,
+    with_entropy: bool,
+) -> Result<TokenLogProbs, GrpoError> {
+    if chunk == 0 {
+        return Err(GrpoError::Input("the log-prob chunk must be positive".into()));
+    }
+    if !(temperature.is_finite() && temperature > 0.0) {
+        return Err(GrpoError::Input(format!("temperature must be finite and > 0, got {temperature}")));
+    }
+    if hidden_at.len() != rows * width || tokens.len() != rows * width {
+        return Err(GrpoError::Input(format!("{} positions for a [{rows}, {width}] gather", hidden_at.len())));
+    }
+    let device = model.device();
+    let hidden = model.hidden_states(batch);
+    let [b, s, d] = hidden.dims();
+    let index = Tensor::<1, Int>::from_data(TensorData::new(hidden_at.to_vec(), [rows * width]), &device);
+    let hidden = hidden.reshape([b * s, d]).select(0, index).reshape([rows, width, d]);
+    let targets = Tensor::<2, Int>::from_data(TensorData::new(tokens.to_vec(), [rows, width]), &device);
+    picked_log_probs(model, hidden, targets, chunk, temperature, with_entropy)
+}
+
 /// Log-probs of every completion token of `batch` given its prompt and the completion before it: `[rows,
 /// completion_len]` (entries past a completion's end are padding). Each distinct prompt is encoded once
 /// ([`Qwen3::completion_hidden_states`]), so a group of G completions of one prompt pays for the prompt once.

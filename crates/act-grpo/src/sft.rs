@@ -18,7 +18,6 @@ use crate::config::SftConfig;
 use crate::data::DataCursor;
 use crate::error::GrpoError;
 use crate::guard::NonFiniteGuard;
-use crate::logprobs::token_log_probs;
 use crate::metrics::{MetricsLog, SftStepMetrics};
 use crate::optim::Updater;
 use crate::packing::{PackedSequence, pack_prefixes, truncate_sequence};
@@ -390,7 +389,7 @@ impl SftTrainer {
 
 /// Sum of `-log p` over the completion tokens of a micro-batch.
 fn masked_nll_sum(model: &Qwen3, m: &MicroBatch, chunk: usize) -> Result<Tensor<1>, GrpoError> {
-    let log_probs = token_log_probs(model, &m.batch, m.start, chunk, 1.0, false)?.log_probs;
+    let log_probs = m.log_probs(model, chunk, 1.0, false)?.log_probs;
     let mask = Tensor::<2>::from_data(TensorData::new(m.mask.clone(), [m.rows, m.width]), &model.device());
     Ok((log_probs * mask).sum().neg())
 }
