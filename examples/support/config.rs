@@ -144,6 +144,24 @@ pub enum OnlineAlgorithm {
     Gigpo,
 }
 
+/// What an episode's last step is rewarded with in on-line RL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnlineReward {
+    /// `win_reward` for a won episode, 0 otherwise (verl-agent's, on ALFWorld and WebShop).
+    #[default]
+    Win,
+    /// `win_reward` times the episode's final score (WebShop's partial purchase reward in [0, 1]): a signal for a
+    /// policy that buys the wrong product more often than the right one. Not verl-agent's; say so when reporting.
+    Score,
+}
+
+impl OnlineReward {
+    fn is_win(&self) -> bool {
+        *self == OnlineReward::Win
+    }
+}
+
 /// On-line RL in the environment after IL (verl-agent's episode-level GRPO and GiGPO): each iteration plays
 /// `group_size` episodes of each of `tasks_per_iteration` training tasks with the current policy, computes the
 /// advantages and makes one update on every turn.
@@ -170,6 +188,9 @@ pub struct OnlineRlConfig {
     pub kl_coef: f64,
     /// The reward of a won episode, given at its last step (verl-agent's 10).
     pub win_reward: f64,
+    /// What the last step is rewarded with: the win (the default) or the final score, times `win_reward`.
+    #[serde(skip_serializing_if = "OnlineReward::is_win")]
+    pub reward: OnlineReward,
     /// GiGPO's discount of step returns.
     pub gamma: f64,
     /// GiGPO's weight of the step advantage (ω).
@@ -191,6 +212,7 @@ impl Default for OnlineRlConfig {
             lr: 1e-4,
             kl_coef: 0.01,
             win_reward: 10.0,
+            reward: OnlineReward::Win,
             gamma: 0.95,
             step_weight: 1.0,
             invalid_penalty: 0.1,

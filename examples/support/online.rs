@@ -25,11 +25,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{OnlineAlgorithm, OnlineRlConfig};
+use crate::config::{OnlineAlgorithm, OnlineReward, OnlineRlConfig};
 use crate::stages::{BoxError, StageRecord, StageRun, StageTrainer, finish, latest_checkpoint, truncate_metrics};
 
 /// The per-iteration metrics plotted in an on-line stage's `curves.svg`.
-const ONLINE_CURVES: [&str; 5] = ["success", "invalid_action_rate", "zero_std_episode_group_fraction", "kl", "loss"];
+const ONLINE_CURVES: [&str; 6] =
+    ["success", "score", "invalid_action_rate", "zero_std_episode_group_fraction", "kl", "loss"];
 
 /// What one iteration did: a line of the stage's `trainer/metrics.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,6 +41,9 @@ pub struct OnlineIterationMetrics {
     pub episodes: usize,
     /// Their success rate.
     pub success: f64,
+    /// Their mean final score (WebShop's purchase reward; 0 or 1 on ALFWorld).
+    #[serde(default)]
+    pub score: f64,
     /// Invalid actions per step.
     pub invalid_action_rate: f64,
     /// Environment steps of this iteration.
@@ -104,13 +108,17 @@ fn advantage_config(config: &OnlineRlConfig, algorithm: OnlineAlgorithm) -> Gigp
     GigpoConfig { gamma: config.gamma, step_weight, invalid_penalty: config.invalid_penalty, ..GigpoConfig::default() }
 }
 
-/// The estimator's view of played episodes: the observation an action answered is its anchor; a won episode's
-/// last step carries `win_reward`.
-fn episode_records(played: &[PlayedEpisode], win_reward: f64) -> Vec<EpisodeRecord<&str>> {
+/// The estimator's view of played episodes: the observation an action answered is its anchor; the last step
+/// carries `win_reward` times the win (0 or 1) or, with [`OnlineReward::Score`], times the final score.
+fn episode_records(played: &[PlayedEpisode], win_reward: f64, reward: OnlineReward) -> Vec<EpisodeRecord<&str>> {
     played
         .iter()
         .map(|episode| {
             let last = episode.turns.len().saturating_sub(1);
+            let outcome = match reward {
+                OnlineReward::Win => f64::from(u8::from(episode.won())),
+                OnlineReward::Score => episode.trajectory.outcome.score,
+            };
             EpisodeRecord {
                 group: episode.spec.group as u64,
                 steps: episode
@@ -120,7 +128,7 @@ fn episode_records(played: &[PlayedEpisode], win_reward: f64) -> Vec<EpisodeReco
                     .enumerate()
                     .map(|(t, (turn, step))| StepRecord {
                         anchor: step.observation.as_str(),
-                        reward: if episode.won() && t == last { win_reward } else { 0.0 },
+                        reward: if t == last { win_reward * outcome } else { 0.0 },
                         invalid: !turn.valid,
                     })
                     .collect(),
@@ -210,7 +218,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
         let generation_seconds = actor.seconds.into_inner().map_err(|_| "a generation call panicked")?;
 
         let started = Instant::now();
-        let advantages = gigpo_advantages(&episode_records(&played, c.win_reward), &self.advantages)?;
+        let advantages = gigpo_advantages(&episode_records(&played, c.win_reward, c.reward), &self.advantages)?;
         let episodes: Vec<Vec<PreparedSequence>> = played
             .iter()
             .zip(&advantages.advantages)
@@ -241,6 +249,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             step: update.step,
             episodes: played.len(),
             success: played.iter().filter(|e| e.won()).count() as f64 / played.len() as f64,
+            score: played.iter().map(|e| e.trajectory.outcome.score).sum::<f64>() / played.len() as f64,
             invalid_action_rate: invalid as f64 / env_steps.max(1) as f64,
             env_steps,
             env_steps_total: self.env_steps_total,
@@ -273,11 +282,12 @@ impl<F: EnvironmentFactory> StageTrainer for OnlineTrainer<'_, F> {
         for _ in 0..steps {
             let m = self.iterate()?;
             self.progress.suspend(|| println!(
-                "    iteration {:>3}: success {:>5.1}% of {} episodes, invalid {:>4.1}%, {} env steps ({:.0}/s), kl {:.4}; \
+                "    iteration {:>3}: success {:>5.1}% of {} episodes, score {:.3}, invalid {:>4.1}%, {} env steps ({:.0}/s), kl {:.4}; \
                  generation {:.1} s, environment {:.1} s, update {:.1} s",
                 m.step,
                 100.0 * m.success,
                 m.episodes,
+                m.score,
                 100.0 * m.invalid_action_rate,
                 m.env_steps,
                 m.env_steps_per_second,
@@ -456,12 +466,18 @@ mod tests {
     #[test]
     fn a_won_episode_is_rewarded_at_its_last_step_and_anchored_on_what_was_read() {
         let played = [episode(3, &["room", "shelf"], &[true, false], true), episode(3, &["room"], &[true], false)];
-        let records = episode_records(&played, 10.0);
+        let records = episode_records(&played, 10.0, OnlineReward::Win);
         assert_eq!(records[0].group, 3);
         assert_eq!(records[0].steps.iter().map(|s| s.reward).collect::<Vec<_>>(), vec![0.0, 10.0]);
         assert_eq!(records[0].steps.iter().map(|s| s.anchor).collect::<Vec<_>>(), vec!["room", "shelf"]);
         assert!(records[0].steps[1].invalid && !records[0].steps[0].invalid);
         assert_eq!(records[1].steps[0].reward, 0.0);
+        // With the score as reward, a lost episode's partial score counts too.
+        let mut partial = episode(3, &["shop"], &[true], false);
+        partial.trajectory.outcome.score = 0.25;
+        let partial = [partial];
+        let records = episode_records(&partial, 10.0, OnlineReward::Score);
+        assert_eq!(records[0].steps[0].reward, 2.5);
         // Episode-level GRPO has no step part; GiGPO's is weighted as configured.
         let config = OnlineRlConfig::default();
         assert_eq!(advantage_config(&config, OnlineAlgorithm::EpisodeGrpo).step_weight, 0.0);
