@@ -122,10 +122,50 @@ pub fn actions_match(a: &str, b: &str) -> bool {
     normalize_action(a) == normalize_action(b)
 }
 
+/// Whether `admissible`, an entry of an environment's admissible actions, admits `action`: the same action after
+/// [`normalize_action`], or, where the entry is a template whose bracketed argument is a `<placeholder>` (WebShop's
+/// `search[<your query>]`), the same verb with any non-empty argument.
+///
+/// ```
+/// use act_core::admits;
+/// assert!(admits("search[<your query>]", "search[red running shoes]"));
+/// assert!(!admits("search[<your query>]", "search[]"));
+/// assert!(!admits("click[buy now]", "click[next >]"));
+/// assert!(admits("go to fridge 1", "Go to  fridge 1"));
+/// ```
+pub fn admits(admissible: &str, action: &str) -> bool {
+    if actions_match(admissible, action) {
+        return true;
+    }
+    let (entry, action) = (normalize_action(admissible), normalize_action(action));
+    let Some(open) = entry.find("[<").filter(|_| entry.ends_with(">]")) else {
+        return false;
+    };
+    let verb = &entry[..open];
+    action
+        .strip_prefix(verb)
+        .and_then(|rest| rest.strip_prefix('['))
+        .and_then(|rest| rest.strip_suffix(']'))
+        .is_some_and(|argument| !argument.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn placeholder_templates_admit_any_argument_of_their_verb() {
+        assert!(admits("search[<your query>]", "search[a bluetooth speaker]"));
+        assert!(admits("search[<your query>]", "SEARCH[Shoes]"));
+        assert!(!admits("search[<your query>]", "search[  ]"));
+        assert!(!admits("search[<your query>]", "click[a bluetooth speaker]"));
+        assert!(!admits("search[<your query>]", "search a bluetooth speaker"));
+        // An argument in brackets without a placeholder is a literal.
+        assert!(!admits("click[b0ecy1n1m6]", "click[b0xxxxxxxx]"));
+        assert!(admits("click[b0ecy1n1m6]", "click[B0ECY1N1M6]"));
+        assert!(!admits("take <obj> from <recep>", "take apple 1 from table 1"));
+    }
 
     #[test]
     fn tag_errors_are_typed() {

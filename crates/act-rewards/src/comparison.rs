@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use act_core::{Choice, Reward, RewardError, RewardFn, RewardTarget, actions_match, parse_choice};
+use act_core::{Choice, Reward, RewardError, RewardFn, RewardTarget, admits, parse_choice};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RewardConfigError, finite};
@@ -129,7 +129,7 @@ impl RewardFn for ComparisonReward {
         let choice = self.parsed_choice(completion);
         let chosen_is_admissible = choice.is_some_and(|choice| {
             let chosen = &actions[usize::from(choice.number() - 1)];
-            admissible.iter().any(|a| actions_match(a.as_str(), chosen.as_str()))
+            admissible.iter().any(|a| admits(a.as_str(), chosen.as_str()))
         });
         Ok(self.reward(choice == Some(*expert), choice.is_some(), chosen_is_admissible))
     }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use act_core::{Reward, RewardError, RewardFn, RewardTarget, actions_match, parse_action};
+use act_core::{Reward, RewardError, RewardFn, RewardTarget, actions_match, admits, parse_action};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RewardConfigError, finite, penalty};
@@ -107,7 +107,7 @@ impl NextActionReward {
             Outcome::FormatFailure
         } else if actions_match(&parsed.action, expert) {
             Outcome::Expert
-        } else if admissible.iter().any(|a| actions_match(a.as_str(), &parsed.action)) {
+        } else if admissible.iter().any(|a| admits(a.as_str(), &parsed.action)) {
             Outcome::AdmissibleOther
         } else {
             Outcome::Wrong

@@ -1,7 +1,7 @@
 //! Invalid actions: what the driver does with an action the environment does not list ([`InvalidActionHandling`]),
 //! and the admissible action nearest to it ([`nearest_admissible`]).
 
-use act_core::{Action, actions_match, normalize_action};
+use act_core::{Action, admits, normalize_action};
 use serde::{Deserialize, Serialize};
 
 /// What to do with an action that is not admissible (or an output with no parseable action).
@@ -17,9 +17,10 @@ pub enum InvalidActionHandling {
     SnapToNearest,
 }
 
-/// Whether `action` is admissible; anything is, where the environment lists no actions.
+/// Whether `action` is admissible ([`act_core::admits`]: placeholder templates such as WebShop's
+/// `search[<your query>]` admit any argument); anything is, where the environment lists no actions.
 pub(crate) fn is_admissible(action: &str, admissible: &[Action]) -> bool {
-    admissible.is_empty() || admissible.iter().any(|a| actions_match(a.as_str(), action))
+    admissible.is_empty() || admissible.iter().any(|a| admits(a.as_str(), action))
 }
 
 /// The admissible action nearest to `action` in edit distance after normalisation (the first on ties); `None`
@@ -64,6 +65,16 @@ mod tests {
     }
 
     #[test]
+    fn a_search_is_admissible_where_the_search_template_is() {
+        let start: Vec<Action> = vec!["search[<your query>]".into()];
+        assert!(is_admissible("search[red running shoes]", &start));
+        assert!(!is_admissible("click[buy now]", &start));
+        let results: Vec<Action> = vec!["click[back to search]".into(), "click[b0ecy1n1m6]".into()];
+        assert!(!is_admissible("search[red running shoes]", &results));
+        assert!(!is_admissible("click[b0xxxxxxxx]", &results));
+    }
+
+    #[test]
     fn edit_distances() {
         assert_eq!(edit_distance(&chars("kitten"), &chars("sitting")), 3);
         assert_eq!(edit_distance(&chars(""), &chars("abc")), 3);
@@ -88,7 +99,7 @@ mod tests {
             proptest::prop_assert!(admissible.contains(nearest));
             // An action that is admissible up to normalisation snaps to (an equivalent of) itself.
             let exact = nearest_admissible(&admissible[0].as_str().to_uppercase(), &admissible).unwrap();
-            proptest::prop_assert!(actions_match(exact.as_str(), admissible[0].as_str()));
+            proptest::prop_assert!(act_core::actions_match(exact.as_str(), admissible[0].as_str()));
         }
 
         #[test]
