@@ -34,12 +34,7 @@ pub fn token_log_probs(
     if s < 2 || start >= s - 1 {
         return Err(GrpoError::Input(format!("no target positions after {start} in sequences of {s} tokens")));
     }
-    if chunk == 0 {
-        return Err(GrpoError::Input("the log-prob chunk must be positive".into()));
-    }
-    if !(temperature.is_finite() && temperature > 0.0) {
-        return Err(GrpoError::Input(format!("temperature must be finite and > 0, got {temperature}")));
-    }
+    check_settings(chunk, temperature)?;
     let device = model.device();
     let width = s - 1 - start;
     let targets: Vec<i64> = batch.ids().chunks(s).flat_map(|row| row[start + 1..].iter().map(|&t| t as i64)).collect();
@@ -61,12 +56,7 @@ pub(crate) fn gathered_log_probs(
     temperature: f64,
     with_entropy: bool,
 ) -> Result<TokenLogProbs, GrpoError> {
-    if chunk == 0 {
-        return Err(GrpoError::Input("the log-prob chunk must be positive".into()));
-    }
-    if !(temperature.is_finite() && temperature > 0.0) {
-        return Err(GrpoError::Input(format!("temperature must be finite and > 0, got {temperature}")));
-    }
+    check_settings(chunk, temperature)?;
     if hidden_at.len() != rows * width || tokens.len() != rows * width {
         return Err(GrpoError::Input(format!("{} positions for a [{rows}, {width}] gather", hidden_at.len())));
     }
@@ -89,12 +79,7 @@ pub fn completion_log_probs(
     temperature: f64,
     with_entropy: bool,
 ) -> Result<TokenLogProbs, GrpoError> {
-    if chunk == 0 {
-        return Err(GrpoError::Input("the log-prob chunk must be positive".into()));
-    }
-    if !(temperature.is_finite() && temperature > 0.0) {
-        return Err(GrpoError::Input(format!("temperature must be finite and > 0, got {temperature}")));
-    }
+    check_settings(chunk, temperature)?;
     let device = model.device();
     let (rows, width) = (batch.rows(), batch.completion_len());
     let targets: Vec<i64> = batch.completions().ids().iter().map(|&t| t as i64).collect();
@@ -133,6 +118,17 @@ fn picked_log_probs(
         offset += len;
     }
     Ok(TokenLogProbs { log_probs: Tensor::cat(log_probs, 1), entropy: with_entropy.then(|| Tensor::cat(entropies, 1)) })
+}
+
+/// Checks the settings every log-prob pass takes.
+fn check_settings(chunk: usize, temperature: f64) -> Result<(), GrpoError> {
+    if chunk == 0 {
+        return Err(GrpoError::Input("the log-prob chunk must be positive".into()));
+    }
+    if !(temperature.is_finite() && temperature > 0.0) {
+        return Err(GrpoError::Input(format!("temperature must be finite and > 0, got {temperature}")));
+    }
+    Ok(())
 }
 
 /// A tensor's values on the host.
