@@ -8,7 +8,8 @@ use act_alfworld::{AlfworldConfig, AlfworldFactory};
 use act_core::{ActionPair, Split, Trajectory, actions_match, read_jsonl};
 use act_eval::{EvalRecord, Evaluation};
 use act_examples::config::{
-    ExperimentConfig, GrpoStageConfig, ModelSource, OnlineRlConfig, SftStageConfig, TrainingConfig,
+    ExperimentConfig, GrpoStageConfig, ModelSource, OnlineAlgorithm, OnlineRlConfig, PromptStyle, SftStageConfig,
+    TrainingConfig,
 };
 use act_examples::experiment::{Benchmark, METHODS, run_experiment, slug};
 use act_examples::seeds::{COMPARISONS, summarize};
@@ -54,6 +55,7 @@ fn toy_config() -> ExperimentConfig {
             max_length: 256,
             checkpoint_every: 2,
             online: Some(OnlineRlConfig {
+                algorithms: vec![OnlineAlgorithm::Gigpo, OnlineAlgorithm::EpisodeGrpo, OnlineAlgorithm::ActGuide],
                 iterations: 2,
                 tasks_per_iteration: 2,
                 group_size: 2,
@@ -246,7 +248,7 @@ fn the_pipeline_runs_resumes_and_repeats() {
     assert!(with_controls.contains("- seed 1: ") && with_controls.contains("pooled over seeds"));
     let twin_only = summarize(&[twin_result], &[0], &splits, &COMPARISONS).unwrap();
     let reported: Vec<bool> = COMPARISONS.iter().map(|c| twin_only.contains(&heading(c))).collect();
-    assert_eq!(reported, [true, true, false, false, false, true, true, true, true], "{twin_only}");
+    assert_eq!(reported, [true, true, false, false, false, true, true, true, true, true, true, true], "{twin_only}");
 
     // Another config in the same directory is refused rather than mixed in.
     let other = ExperimentConfig { seed: 6, ..toy_config() };
@@ -297,7 +299,6 @@ fn online_metrics_without_times(stage_dir: &Path) -> Vec<serde_json::Value> {
 #[test]
 fn an_online_stage_interrupted_mid_run_resumes_to_the_same_weights_and_curves() {
     use act_core::{EnvError, EnvironmentFactory, TaskRef};
-    use act_examples::config::OnlineAlgorithm;
     use act_examples::stages::{ModelContext, StageRun, StartFrom};
     use act_model::{BackendKind, ChatTemplate, ChatTokenizer, Qwen3Config};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -377,4 +378,54 @@ fn an_online_stage_interrupted_mid_run_resumes_to_the_same_weights_and_curves() 
     let totals: Vec<f64> = metrics.iter().map(|m| m["env_steps_total"].as_f64().unwrap()).collect();
     assert_eq!(steps, totals);
     assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+}
+
+#[test]
+fn a_guided_turn_is_trained_under_the_prompt_the_policy_sees_without_the_hint() {
+    use act_core::{Prompter, SamplingParams, TaskRef};
+    use act_examples::prompts::{CONVERSATION_HISTORY, prompt_config};
+    use act_model::{ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config};
+    use act_rollout::{EpisodeSpec, PolicyActor, Rollout, RolloutConfig};
+
+    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(4));
+    let expert = act_examples::pipeline::expert_trajectories(&factory, Split::Train, 2, 1).unwrap();
+    let corpus: Vec<String> = expert
+        .iter()
+        .flat_map(|t| t.steps.iter().flat_map(|s| [s.observation.as_str().to_owned(), s.action.as_str().to_owned()]))
+        .collect();
+    let tokenizer = ChatTokenizer::train_bpe(corpus, 400).unwrap();
+    let template = ChatTemplate::default();
+    let config = Qwen3Config::preset("tiny", tokenizer.vocab_size()).unwrap();
+    let model = Qwen3::init(&config, 3, &burn::tensor::Device::flex()).unwrap();
+    let policy = ModelPolicy::new("tiny", model, tokenizer.clone(), template.clone()).with_batch_size(2);
+    let prompter = Prompter::new(prompt_config(PromptStyle::Conversation, "ALFWorld", false)).unwrap();
+    let plan: Vec<act_core::Action> = expert[0].steps.iter().map(|s| s.action.clone()).take(3).collect();
+    let specs = EpisodeSpec::groups(&[TaskRef::index(Split::Train, 0)], 2, 4);
+    let sampling = SamplingParams::default().with_max_new_tokens(4).with_stop("</action>");
+    let actor = PolicyActor::new(&policy, prompter.clone())
+        .with_tokens(true)
+        .with_sampling(sampling)
+        .with_hints([(1, plan.clone())]);
+    // Longer than the conversation's history window, so that the window moves.
+    let budget = CONVERSATION_HISTORY + 8;
+    let played = Rollout::new(&factory, &actor)
+        .with_config(RolloutConfig::default().with_batch_size(2).with_step_budget(budget))
+        .play(&specs)
+        .unwrap();
+    let hint = prompter.hint(&plan);
+    for (episode, hinted) in played.iter().zip([false, true]) {
+        assert_eq!(episode.turns.len(), budget, "a random tiny model does not win");
+        for turn in &episode.turns {
+            // What the online stage encodes as a guided turn's training prompt.
+            let state = episode.trajectory.state_at(turn.step, usize::MAX).unwrap();
+            let unguided = actor.query(&state).prompt;
+            let sampled = if hinted { format!("{hint}{unguided}") } else { unguided.clone() };
+            assert_eq!(
+                tokenizer.encode_prompt(&template, &sampled).unwrap(),
+                turn.completion.prompt_ids,
+                "step {}",
+                turn.step
+            );
+        }
+    }
 }

@@ -142,6 +142,11 @@ pub enum OnlineAlgorithm {
     EpisodeGrpo,
     /// GiGPO: the episode advantage plus a step advantage from anchor states (verl-agent's).
     Gigpo,
+    /// ActGuide-RL: episode-level GRPO where every group without a win is played again with a hint of the
+    /// environment expert's first `k` actions (`k` by binary search over probe rollouts), and the policy learns
+    /// from those guided episodes under its unguided prompts.
+    #[serde(rename = "actguide")]
+    ActGuide,
 }
 
 /// What an episode's last step is rewarded with in on-line RL.
@@ -197,6 +202,43 @@ pub struct OnlineRlConfig {
     pub step_weight: f64,
     /// Subtracted from an invalid action's score and step return.
     pub invalid_penalty: f64,
+    /// Whether each algorithm also runs from ACT → IL (the default), or from IL only, at half the cost.
+    #[serde(skip_serializing_if = "is_true")]
+    pub from_act_il: bool,
+    /// ActGuide-RL's search for hint lengths (used by the `actguide` algorithm only).
+    #[serde(skip_serializing_if = "GuidanceConfig::is_default")]
+    pub guidance: GuidanceConfig,
+}
+
+/// How ActGuide-RL searches the hint length of a group without a win.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GuidanceConfig {
+    /// The most probes of a group's binary search over hint lengths (the reference's 5; a plan of up to 31
+    /// actions is then searched exactly).
+    pub max_probes: usize,
+    /// Episodes per probe, at the rollout temperature; a probe succeeds if any of them wins (the reference's 2).
+    pub probe_rollouts: usize,
+}
+
+impl Default for GuidanceConfig {
+    fn default() -> Self {
+        GuidanceConfig { max_probes: 5, probe_rollouts: 2 }
+    }
+}
+
+impl GuidanceConfig {
+    fn is_default(&self) -> bool {
+        *self == GuidanceConfig::default()
+    }
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 impl Default for OnlineRlConfig {
@@ -216,6 +258,8 @@ impl Default for OnlineRlConfig {
             gamma: 0.95,
             step_weight: 1.0,
             invalid_penalty: 0.1,
+            from_act_il: true,
+            guidance: GuidanceConfig::default(),
         }
     }
 }
@@ -229,6 +273,7 @@ impl OnlineRlConfig {
             ("group_size", self.group_size),
             ("step_budget", self.step_budget),
             ("max_completion_tokens", self.max_completion_tokens),
+            ("guidance.probe_rollouts", self.guidance.probe_rollouts),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("training.online.{name} must be at least 1"));
@@ -261,6 +306,11 @@ pub struct TrainingConfig {
     pub base_episodes: usize,
     /// What they are.
     pub base_data: BaseData,
+    /// The fraction of base episodes shown with a hint before every prompt (their own first `k` actions, `k`
+    /// uniform in 1..=length, as ActGuide-RL's hints show them), so that π₀, like a pretrained LLM, can follow a
+    /// hint; 0 (the default) shows none. Only the plain action prompts get hints.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub base_hint_fraction: f64,
     /// ACT: GRPO on comparison prompts.
     pub act: GrpoStageConfig,
     /// IL: SFT on expert actions.
@@ -284,6 +334,7 @@ impl Default for TrainingConfig {
             base: SftStageConfig { steps: 80, ..SftStageConfig::default() },
             base_episodes: 100,
             base_data: BaseData::Random,
+            base_hint_fraction: 0.0,
             act: GrpoStageConfig { steps: 40, max_completion_tokens: 8, ..GrpoStageConfig::default() },
             il: SftStageConfig::default(),
             rl: GrpoStageConfig { steps: 20, lr: 3e-4, ..GrpoStageConfig::default() },
@@ -414,6 +465,9 @@ impl ExperimentConfig {
         }
         if self.eval_step_budget == Some(0) {
             return Err("eval_step_budget must be positive (or absent for the environment's budget)".into());
+        }
+        if !(0.0..=1.0).contains(&t.base_hint_fraction) {
+            return Err(format!("training.base_hint_fraction must be in [0, 1], got {}", t.base_hint_fraction));
         }
         if !(0.0..1.0).contains(&self.il_noise) {
             return Err(format!("il_noise must be in [0, 1), got {}", self.il_noise));

@@ -100,7 +100,9 @@ impl Method {
     pub fn runs_in(&self, config: &ExperimentConfig) -> bool {
         let online = match self.online {
             None => true,
-            Some(algorithm) => config.training.online.as_ref().is_some_and(|o| o.algorithms.contains(&algorithm)),
+            Some(algorithm) => config.training.online.as_ref().is_some_and(|o| {
+                o.algorithms.contains(&algorithm) && (o.from_act_il || !self.model.starts_with("act_il"))
+            }),
         };
         (config.controls || !self.control) && online
     }
@@ -112,8 +114,8 @@ const fn method(name: &'static str, model: &'static str, reasoning: bool) -> Met
 }
 
 /// The methods, in the paper's order, then on-line RL in the environment (verl-agent's GiGPO and episode-level
-/// GRPO, when the config asks for them), then the controls.
-pub const METHODS: [Method; 13] = [
+/// GRPO, and ActGuide-RL's guided GRPO, when the config asks for them), then the controls.
+pub const METHODS: [Method; 15] = [
     method("prompt", "base", false),
     method("prompt + reasoning", "base", true),
     method("ACT only", "act", true),
@@ -128,6 +130,8 @@ pub const METHODS: [Method; 13] = [
         online: Some(OnlineAlgorithm::EpisodeGrpo),
         ..method("ACT -> IL -> GRPO (on-line)", "act_il_grpo_online", false)
     },
+    Method { online: Some(OnlineAlgorithm::ActGuide), ..method("IL -> ActGuide-RL", "il_actguide", false) },
+    Method { online: Some(OnlineAlgorithm::ActGuide), ..method("ACT -> IL -> ActGuide-RL", "act_il_actguide", false) },
     Method { control: true, ..method("IL (matched steps)", "il_matched", false) },
     Method { control: true, ..method("ACT (re-sampled pairs) -> IL", "act_resampled_il", false) },
 ];
@@ -317,6 +321,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 &prompts.reasoning,
                 prompts.history_len,
                 formats_per_state,
+                t.base_hint_fraction,
                 derive_seed(seed, 3),
             )
         }
@@ -683,5 +688,19 @@ mod tests {
         assert_eq!(slug("ACT -> IL -> RL"), "act_il_rl");
         assert_eq!(slug("prompt + reasoning"), "prompt_reasoning");
         assert_eq!(slug("IL (matched steps)"), "il_matched_steps");
+    }
+
+    #[test]
+    fn online_methods_run_from_the_starts_the_config_names() {
+        let running = |config: &ExperimentConfig| -> Vec<&str> {
+            METHODS.iter().filter(|m| m.online.is_some() && m.runs_in(config)).map(|m| m.model).collect()
+        };
+        let mut config = ExperimentConfig::default();
+        assert!(running(&config).is_empty());
+        let gigpo = crate::config::OnlineRlConfig { algorithms: vec![OnlineAlgorithm::Gigpo], ..Default::default() };
+        config.training.online = Some(gigpo.clone());
+        assert_eq!(running(&config), ["il_gigpo", "act_il_gigpo"]);
+        config.training.online = Some(crate::config::OnlineRlConfig { from_act_il: false, ..gigpo });
+        assert_eq!(running(&config), ["il_gigpo"]);
     }
 }

@@ -7,7 +7,8 @@
 //! - [`pipeline`]: ACT's data pipeline with scripted policies (expert trajectories, pairs, training sets);
 //! - [`experiment`]: the whole method on one benchmark and seed: tokenizer, π₀, pairs, ACT, IL, RL and the
 //!   evaluation of every method of the paper's table, resumable stage by stage ([`stages`]);
-//! - [`online`]: on-line RL in the environment (episode-level GRPO and GiGPO) as a resumable stage;
+//! - [`online`]: on-line RL in the environment (episode-level GRPO, GiGPO and ActGuide-RL) as a resumable stage;
+//!   [`guided`]: ActGuide-RL's guided rollouts;
 //! - [`dart`]: expert-relabelled episodes with injected mistakes, an optional addition to IL's data;
 //! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact and conversation prompts for tiny
 //!   models; [`seeds`]: results over several seeds with paired comparisons; [`cli`]: the examples' command line.
@@ -18,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod dart;
 pub mod experiment;
+pub mod guided;
 pub mod online;
 pub mod pipeline;
 pub mod prompts;

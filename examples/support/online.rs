@@ -1,7 +1,8 @@
-//! On-line RL in the environment: episode-level GRPO and GiGPO as verl-agent trains them. Each iteration plays
-//! groups of episodes with the current policy through act-rollout (token ids and sampled log-probs kept), turns
-//! the outcomes into per-step advantages with act-grpo's `gigpo_advantages`, and makes one update on every turn
-//! with `GrpoTrainer::update_episodes` (an episode's turns packed into one sequence).
+//! On-line RL in the environment: episode-level GRPO and GiGPO as verl-agent trains them, and ActGuide-RL's
+//! guided GRPO ([`crate::guided`]). Each iteration plays groups of episodes with the current policy through
+//! act-rollout (token ids and sampled log-probs kept), turns the outcomes into per-step advantages with
+//! act-grpo's `gigpo_advantages`, and makes one update on every turn with `GrpoTrainer::update_episodes` (an
+//! episode's turns packed into one sequence).
 //!
 //! Each iteration writes a line of the stage's `trainer/metrics.jsonl`: success and invalid-action rate of the
 //! iteration's episodes, environment steps (this iteration's and the run's), the signal (groups without reward
@@ -29,8 +30,16 @@ use crate::config::{OnlineAlgorithm, OnlineReward, OnlineRlConfig};
 use crate::stages::{BoxError, StageRecord, StageRun, StageTrainer, finish, latest_checkpoint, truncate_metrics};
 
 /// The per-iteration metrics plotted in an on-line stage's `curves.svg`.
-const ONLINE_CURVES: [&str; 6] =
-    ["success", "score", "invalid_action_rate", "zero_std_episode_group_fraction", "kl", "loss"];
+const ONLINE_CURVES: [&str; 8] = [
+    "success",
+    "score",
+    "invalid_action_rate",
+    "zero_std_episode_group_fraction",
+    "hard_group_fraction",
+    "rescued_group_fraction",
+    "kl",
+    "loss",
+];
 
 /// What one iteration did: a line of the stage's `trainer/metrics.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,6 +85,27 @@ pub struct OnlineIterationMetrics {
     pub update_seconds: f64,
     /// Environment steps per second of the rollout (generation included).
     pub env_steps_per_second: f64,
+    /// Groups without a rewarded episode in the policy's own rollout (ActGuide-RL guides these).
+    #[serde(default)]
+    pub hard_group_fraction: f64,
+    /// ActGuide-RL: hard groups whose guided episodes earned a reward, of all groups.
+    #[serde(default)]
+    pub rescued_group_fraction: f64,
+    /// ActGuide-RL: mean hint length (reference actions shown) over the hard groups.
+    #[serde(default)]
+    pub mean_hint_length: f64,
+    /// ActGuide-RL: mean length of the hard groups' expert plans.
+    #[serde(default)]
+    pub mean_plan_length: f64,
+    /// ActGuide-RL: probe episodes played (included in `env_steps`).
+    #[serde(default)]
+    pub probe_episodes: usize,
+    /// ActGuide-RL: success of the guided episodes.
+    #[serde(default)]
+    pub guided_success: f64,
+    /// ActGuide-RL: seconds of guided play (the expert's plans, the probes and the guided episodes).
+    #[serde(default)]
+    pub guidance_seconds: f64,
 }
 
 /// An actor that measures the time its inner actor spends deciding (the policy's generation).
@@ -103,7 +133,7 @@ impl<A: Actor> Actor for Timed<A> {
 fn advantage_config(config: &OnlineRlConfig, algorithm: OnlineAlgorithm) -> GigpoConfig {
     let step_weight = match algorithm {
         OnlineAlgorithm::Gigpo => config.step_weight,
-        OnlineAlgorithm::EpisodeGrpo => 0.0,
+        OnlineAlgorithm::EpisodeGrpo | OnlineAlgorithm::ActGuide => 0.0,
     };
     GigpoConfig { gamma: config.gamma, step_weight, invalid_penalty: config.invalid_penalty, ..GigpoConfig::default() }
 }
@@ -145,6 +175,8 @@ struct OnlineTrainer<'a, F: EnvironmentFactory> {
     prompter: Prompter,
     config: &'a OnlineRlConfig,
     advantages: GigpoConfig,
+    /// Whether hard groups are played again with hints (ActGuide-RL).
+    guided: bool,
     tasks: &'a [TaskRef],
     log: act_grpo::MetricsLog,
     env_steps_total: usize,
@@ -192,7 +224,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             .with_max_new_tokens(c.max_completion_tokens)
             .with_stop("</action>");
         let actor = Timed {
-            inner: PolicyActor::new(&policy, self.prompter.clone()).with_tokens(true).with_sampling(sampling),
+            inner: PolicyActor::new(&policy, self.prompter.clone()).with_tokens(true).with_sampling(sampling.clone()),
             seconds: Mutex::new(0.0),
         };
         let (finished, won) = (AtomicUsize::new(0), AtomicUsize::new(0));
@@ -216,42 +248,81 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             .play(&specs)?;
         let rollout_seconds = started.elapsed().as_secs_f64();
         let generation_seconds = actor.seconds.into_inner().map_err(|_| "a generation call panicked")?;
+        // The policy's own play, before guidance replaces the hard groups' episodes.
+        let episodes_played = played.len() as f64;
+        let env_steps: usize = played.iter().map(PlayedEpisode::steps).sum();
+        let invalid: usize = played.iter().map(PlayedEpisode::invalid_actions).sum();
+        let success = played.iter().filter(|e| e.won()).count() as f64 / episodes_played;
+        let score = played.iter().map(|e| e.trajectory.outcome.score).sum::<f64>() / episodes_played;
+        let groups = c.tasks_per_iteration.min(self.tasks.len()).max(1) as f64;
+        let hard_groups = (0..specs.len() / c.group_size.max(1))
+            .filter(|&g| !played.iter().any(|e| e.spec.group == g && crate::guided::rewarded(e, c.reward)))
+            .count();
+
+        let started = Instant::now();
+        let (played, guided, guidance) = if self.guided {
+            crate::guided::GuidedPlay {
+                factory: self.factory,
+                policy: &policy,
+                prompter: &self.prompter,
+                sampling,
+                step_budget: c.step_budget,
+                reward: c.reward,
+                guidance: &c.guidance,
+                seed,
+            }
+            .guide(played)?
+        } else {
+            let n = played.len();
+            (played, vec![false; n], crate::guided::GuidanceStats::default())
+        };
+        let guidance_seconds = started.elapsed().as_secs_f64();
+        let unguided = PolicyActor::new(&policy, self.prompter.clone());
+        let guided_episodes = guided.iter().filter(|&&g| g).count();
+        let guided_success =
+            played.iter().zip(&guided).filter(|(e, g)| **g && e.won()).count() as f64 / guided_episodes.max(1) as f64;
 
         let started = Instant::now();
         let advantages = gigpo_advantages(&episode_records(&played, c.win_reward, c.reward), &self.advantages)?;
-        let episodes: Vec<Vec<PreparedSequence>> = played
-            .iter()
-            .zip(&advantages.advantages)
-            .map(|(episode, advantages)| {
-                episode
-                    .turns
-                    .iter()
-                    .zip(advantages)
-                    .filter(|(turn, _)| turn.completion.has_tokens())
-                    .map(|(turn, advantage)| PreparedSequence {
-                        prompt_ids: turn.completion.prompt_ids.clone(),
-                        completion_ids: turn.completion.token_ids.clone(),
-                        advantage: *advantage,
-                        behaviour_log_probs: Some(turn.completion.log_probs.clone()),
-                        training_prompt_ids: None,
-                    })
-                    .collect()
-            })
-            .collect();
+        let mut episodes: Vec<Vec<PreparedSequence>> = Vec::with_capacity(played.len());
+        for ((episode, advantages), &guided) in played.iter().zip(&advantages.advantages).zip(&guided) {
+            let mut turns = Vec::with_capacity(episode.turns.len());
+            for (turn, advantage) in episode.turns.iter().zip(advantages) {
+                if !turn.completion.has_tokens() {
+                    continue;
+                }
+                // A guided turn was sampled after the hint and is learnt without it.
+                let training_prompt_ids = if guided {
+                    let state = episode.trajectory.state_at(turn.step, usize::MAX).ok_or("a turn without its step")?;
+                    let prompt = unguided.query(&state).prompt;
+                    Some(self.run.context.tokenizer.encode_prompt(&self.run.context.template, &prompt)?)
+                } else {
+                    None
+                };
+                turns.push(PreparedSequence {
+                    prompt_ids: turn.completion.prompt_ids.clone(),
+                    completion_ids: turn.completion.token_ids.clone(),
+                    advantage: *advantage,
+                    behaviour_log_probs: Some(turn.completion.log_probs.clone()),
+                    training_prompt_ids,
+                });
+            }
+            episodes.push(turns);
+        }
         let update = self.trainer.update_episodes(&episodes)?;
         let update_seconds = started.elapsed().as_secs_f64();
 
-        let env_steps: usize = played.iter().map(PlayedEpisode::steps).sum();
-        let invalid: usize = played.iter().map(PlayedEpisode::invalid_actions).sum();
-        self.env_steps_total += env_steps;
+        let iteration_env_steps = env_steps + guidance.env_steps;
+        self.env_steps_total += iteration_env_steps;
         let stats = advantages.stats;
+        let mean = |values: &[usize]| values.iter().sum::<usize>() as f64 / values.len().max(1) as f64;
         let metrics = OnlineIterationMetrics {
             step: update.step,
             episodes: played.len(),
-            success: played.iter().filter(|e| e.won()).count() as f64 / played.len() as f64,
-            score: played.iter().map(|e| e.trajectory.outcome.score).sum::<f64>() / played.len() as f64,
+            success,
+            score,
             invalid_action_rate: invalid as f64 / env_steps.max(1) as f64,
-            env_steps,
+            env_steps: iteration_env_steps,
             env_steps_total: self.env_steps_total,
             zero_std_episode_group_fraction: stats.zero_std_episode_groups as f64 / stats.episode_groups.max(1) as f64,
             singleton_step_group_fraction: stats.singleton_step_groups as f64 / stats.step_groups.max(1) as f64,
@@ -266,6 +337,13 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             environment_seconds: rollout_seconds - generation_seconds,
             update_seconds,
             env_steps_per_second: env_steps as f64 / rollout_seconds.max(1e-9),
+            hard_group_fraction: hard_groups as f64 / groups,
+            rescued_group_fraction: guidance.rescued_groups as f64 / groups,
+            mean_hint_length: mean(&guidance.hint_lengths),
+            mean_plan_length: mean(&guidance.plan_lengths),
+            probe_episodes: guidance.probe_episodes,
+            guided_success,
+            guidance_seconds: if self.guided { guidance_seconds } else { 0.0 },
         };
         self.log.write(&metrics)?;
         self.last_success = Some(metrics.success);
@@ -296,6 +374,19 @@ impl<F: EnvironmentFactory> StageTrainer for OnlineTrainer<'_, F> {
                 m.environment_seconds,
                 m.update_seconds
             ));
+            if m.guidance_seconds > 0.0 {
+                self.progress.suspend(|| println!(
+                    "                   guidance: {:.0}% of groups hard, {:.0}% rescued; hints of {:.1} of {:.1} expert \
+                     actions; {} probe episodes; guided success {:.1}%; {:.1} s",
+                    100.0 * m.hard_group_fraction,
+                    100.0 * m.rescued_group_fraction,
+                    m.mean_hint_length,
+                    m.mean_plan_length,
+                    m.probe_episodes,
+                    100.0 * m.guided_success,
+                    m.guidance_seconds
+                ));
+            }
         }
         Ok(())
     }
@@ -388,6 +479,7 @@ impl StageRun<'_> {
             prompter: Prompter::new(prompt)?,
             config,
             advantages: advantage_config(config, algorithm),
+            guided: algorithm == OnlineAlgorithm::ActGuide,
             tasks,
             log: act_grpo::MetricsLog::append(&metrics_path)?,
             env_steps_total: done.last().map_or(0, |m| m.env_steps_total),

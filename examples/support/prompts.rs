@@ -23,6 +23,7 @@ pub fn compact_templates() -> PromptTemplates {
         history_entry: "{action};".into(),
         history_separator: " ".into(),
         admissible: "can: {actions}\n".into(),
+        ..PromptTemplates::default()
     }
 }
 
@@ -56,6 +57,7 @@ pub fn conversation_templates() -> PromptTemplates {
         ),
         history_separator: String::new(),
         admissible: "can: {actions}\n".into(),
+        ..PromptTemplates::default()
     }
 }
 

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use act_core::{
-    ActionPair, AgentState, Choice, Environment, EnvironmentFactory, GrpoSample, Prompter, RewardFn, SftSample, Split,
-    TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
+    Action, ActionPair, AgentState, Choice, Environment, EnvironmentFactory, GrpoSample, Prompter, RewardFn, SftSample,
+    Split, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
 };
 use act_grpo::{GrpoConfig, GrpoTrainer, ScheduleKind, SftConfig, SftTrainer, checkpoint_name};
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config, load_hf, save_hf};
@@ -205,18 +205,29 @@ pub fn random_trajectories<F: EnvironmentFactory>(
 /// admissible actions at every state, otherwise those two at one random state per trajectory. On random-policy
 /// trajectories π₀ learns the output formats and the environment's words, not which action is good; on expert
 /// trajectories of other tasks it also learns what competent play looks like, but never which of two actions to
-/// prefer.
+/// prefer. A fraction `hint_fraction` of the trajectories shows a hint of its own first `k` actions (`k` uniform
+/// in 1..=length, the prompter's [`hint`](Prompter::hint)) before each plain prompt, so π₀ learns to follow one.
 pub fn base_samples(
     trajectories: &[Trajectory],
     plain: &Prompter,
     reasoning: &Prompter,
     history_len: usize,
     formats_per_state: bool,
+    hint_fraction: f64,
     seed: u64,
 ) -> Vec<SftSample> {
     let mut rng = rng_from_seed(seed);
+    // Its own stream, so that the samples without hints are those of a run without any.
+    let mut hint_rng = rng_from_seed(derive_seed(seed, 0x6869_6e74)); // "hint"
     let mut out = Vec::new();
     for trajectory in trajectories {
+        let hint = if hint_fraction > 0.0 && !trajectory.steps.is_empty() && hint_rng.random_bool(hint_fraction) {
+            let k = hint_rng.random_range(1..=trajectory.steps.len());
+            let actions: Vec<Action> = trajectory.steps[..k].iter().map(|s| s.action.clone()).collect();
+            plain.hint(&actions)
+        } else {
+            String::new()
+        };
         let formats_at = if formats_per_state || trajectory.steps.is_empty() {
             None
         } else {
@@ -227,7 +238,7 @@ pub fn base_samples(
             let completion = action_completion(action.as_str());
             out.push(SftSample {
                 id: format!("{id}/plain"),
-                prompt: plain.act(&state),
+                prompt: format!("{hint}{}", plain.act(&state)),
                 completion: completion.clone(),
             });
             if formats_at.is_some_and(|at| at != state.step_index) {
@@ -589,12 +600,33 @@ mod tests {
         let (plain, reasoning) = (Prompter::new(config(false)).unwrap(), Prompter::new(config(true)).unwrap());
         let states: usize = episodes.iter().map(|t| t.steps.len()).sum();
         let count = |samples: &[SftSample], kind: &str| samples.iter().filter(|s| s.id.ends_with(kind)).count();
-        let per_state = base_samples(&episodes, &plain, &reasoning, 32, true, 1);
+        let per_state = base_samples(&episodes, &plain, &reasoning, 32, true, 0.0, 1);
         assert_eq!((count(&per_state, "/plain"), count(&per_state, "/reasoning")), (states, states));
-        let per_episode = base_samples(&episodes, &plain, &reasoning, 32, false, 1);
+        let per_episode = base_samples(&episodes, &plain, &reasoning, 32, false, 0.0, 1);
         assert_eq!(count(&per_episode, "/plain"), states);
         assert_eq!((count(&per_episode, "/reasoning"), count(&per_episode, "/compare")), (3, 3));
-        assert_eq!(per_episode, base_samples(&episodes, &plain, &reasoning, 32, false, 1), "seeded");
+        assert_eq!(per_episode, base_samples(&episodes, &plain, &reasoning, 32, false, 0.0, 1), "seeded");
+        assert!(per_episode.iter().all(|s| !s.prompt.contains("hint")));
+
+        // Every episode hinted: each plain prompt of an episode starts with the same hint of its first actions.
+        let hinted = base_samples(&episodes, &plain, &reasoning, 32, false, 1.0, 1);
+        let unhinted_formats: Vec<&SftSample> = hinted.iter().filter(|s| !s.id.ends_with("/plain")).collect();
+        let formats: Vec<&SftSample> = per_episode.iter().filter(|s| !s.id.ends_with("/plain")).collect();
+        assert_eq!(unhinted_formats, formats, "the other formats are those of a run without hints");
+        for (episode, trajectory) in episodes.iter().enumerate() {
+            let first = &trajectory.steps[0].action;
+            let prompts: Vec<&str> = hinted
+                .iter()
+                .filter(|s| s.id.ends_with("/plain") && s.id.starts_with(&format!("{}#", trajectory.task_id)))
+                .map(|s| s.prompt.as_str())
+                .collect();
+            assert_eq!(prompts.len(), trajectory.steps.len(), "episode {episode}");
+            let hint = &prompts[0][..prompts[0].find("\n\n").unwrap() + 2];
+            assert!(hint.starts_with(&format!("Reference action trajectory hint:\n1. {first}\n")), "{hint}");
+            assert!(prompts.iter().all(|p| p.starts_with(hint)));
+            // Prefix-consistent, so the episode still packs into one sequence.
+            assert!(prompts.windows(2).all(|w| w[1].starts_with(w[0])));
+        }
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //! | `history` | `{step}` `{shown}` `{entries}` (used when there is history; otherwise `{history}` is empty) |
 //! | `history_entry` | `{index}` `{observation}` `{action}` `{task}` |
 //! | `admissible` | `{actions}` (used when admissible actions are shown and known) |
+//! | `hint` | `{entries}` (a guided rollout's reference actions, placed before the action prompt) |
+//! | `hint_entry` | `{index}` `{action}` |
 //!
 //! ```
 //! use act_core::*;
@@ -55,6 +57,12 @@ pub struct PromptTemplates {
     pub history_separator: String,
     /// The admissible-actions section.
     pub admissible: String,
+    /// The hint of a guided rollout (ActGuide-RL): the first reference actions of the task, shown before the
+    /// action prompt ([`Prompter::hint`]). At the start, so that a multi-turn prompt still extends the previous
+    /// turn's, with the hint as with the plain prompt.
+    pub hint: String,
+    /// One reference action of the hint.
+    pub hint_entry: String,
 }
 
 impl Default for PromptTemplates {
@@ -82,6 +90,9 @@ observations and the corresponding actions you took: {entries}\n"
             history_entry: "[Observation {index}: '{observation}', Action {index}: '{action}']".to_owned(),
             history_separator: " ".to_owned(),
             admissible: "Your admissible actions of the current situation are: [{actions}].\n".to_owned(),
+            // ActGuide-RL's wording (AMAP-ML/ActGuide-RL), numbered actions one per line.
+            hint: "Reference action trajectory hint:\n{entries}\n".to_owned(),
+            hint_entry: "{index}. {action}\n".to_owned(),
         }
     }
 }
@@ -199,6 +210,8 @@ pub struct Prompter {
     history: Template,
     history_entry: Template,
     admissible: Template,
+    hint: Template,
+    hint_entry: Template,
 }
 
 impl Prompter {
@@ -218,6 +231,8 @@ impl Prompter {
                 &[],
             )?,
             admissible: Template::parse("admissible", &t.admissible, &["actions"], &["actions"])?,
+            hint: Template::parse("hint", &t.hint, &["entries"], &["entries"])?,
+            hint_entry: Template::parse("hint_entry", &t.hint_entry, &["index", "action"], &["action"])?,
             config,
         })
     }
@@ -240,6 +255,22 @@ impl Prompter {
             "action_2" => actions[1].to_string(),
             other => self.state_field(state, other),
         })
+    }
+
+    /// The hint that shows `actions` (a guided rollout's first reference actions, numbered from 1), to be put
+    /// before an action prompt; empty for no actions, so a hint of length 0 leaves the prompt as it is.
+    pub fn hint(&self, actions: &[Action]) -> String {
+        if actions.is_empty() {
+            return String::new();
+        }
+        let entries: String = actions
+            .iter()
+            .enumerate()
+            .map(|(i, action)| {
+                self.hint_entry.render(|name| if name == "index" { (i + 1).to_string() } else { action.to_string() })
+            })
+            .collect();
+        self.hint.render(|_| entries.clone())
     }
 
     /// The action prompt as a policy query.
@@ -353,6 +384,22 @@ mod tests {
             observation: "You see a box.".into(),
             admissible_actions: vec!["open box 1".into(), "look".into()],
         }
+    }
+
+    #[test]
+    fn a_hint_numbers_its_actions_and_is_empty_without_any() {
+        let prompter = Prompter::new(PromptConfig::default()).unwrap();
+        assert_eq!(prompter.hint(&[]), "");
+        assert_eq!(
+            prompter.hint(&["go to shelf 1".into(), "take mug 2 from shelf 1".into()]),
+            "Reference action trajectory hint:\n1. go to shelf 1\n2. take mug 2 from shelf 1\n\n"
+        );
+        let templates =
+            PromptTemplates { hint: "plan: {entries}|".into(), hint_entry: "{action};".into(), ..Default::default() };
+        let custom = Prompter::new(PromptConfig::default().with_templates(templates)).unwrap();
+        assert_eq!(custom.hint(&["look".into(), "wait".into()]), "plan: look;wait;|");
+        let bad = PromptTemplates { hint: "no entries".into(), ..Default::default() };
+        assert!(Prompter::new(PromptConfig::default().with_templates(bad)).is_err());
     }
 
     #[test]

@@ -449,7 +449,8 @@ impl GrpoTrainer {
     /// into one sequence with a loss span per turn, so an episode of `T` turns costs one pass over its last prompt
     /// instead of `T` passes over growing prompts; the loss of each span is the loss of its turn alone. Otherwise,
     /// as in [`update`](GrpoTrainer::update). Needs a token-level loss aggregation (`token_mean` or
-    /// `constant_normalizer`); training prompts other than the sampling ones are not supported here.
+    /// `constant_normalizer`). Turns with a training prompt (a guided episode's, its hint removed) are packed and
+    /// trained under it, which needs their behaviour log-probs: the sampling prompt is not encoded here.
     pub fn update_episodes(&mut self, episodes: &[Vec<PreparedSequence>]) -> Result<UpdateMetrics, GrpoError> {
         let turns: Vec<&PreparedSequence> = episodes.iter().flatten().collect();
         self.check_prepared(&turns)?;
@@ -460,8 +461,12 @@ impl GrpoTrainer {
                     .into(),
             ));
         }
-        if turns.iter().any(|t| t.training_prompt_ids.is_some()) {
-            return Err(GrpoError::Input("update_episodes does not take training prompts; use update".into()));
+        if turns.iter().any(|t| t.training_prompt_ids.is_some() && t.behaviour_log_probs.is_none()) {
+            return Err(GrpoError::Input(
+                "update_episodes trains under a training prompt only with the behaviour log-probs of the sampling \
+                 prompt given; give them, or use update"
+                    .into(),
+            ));
         }
         let started = Instant::now();
         // Each packed sequence: its ids and, per turn, the token range of its completion.
@@ -469,12 +474,14 @@ impl GrpoTrainer {
         for episode in episodes {
             let mut current: Option<PackedTurns<'_>> = None;
             for turn in episode {
-                let extends = current.as_ref().is_some_and(|(ids, _)| turn.prompt_ids.starts_with(ids));
+                // Packed and trained under the training prompt where there is one (a guided turn's, hint removed).
+                let prompt = turn.training_prompt_ids.as_deref().unwrap_or(&turn.prompt_ids);
+                let extends = current.as_ref().is_some_and(|(ids, _)| prompt.starts_with(ids));
                 if !extends {
                     packed.extend(current.take());
                 }
                 let (ids, spans) = current.get_or_insert_with(|| (Vec::new(), Vec::new()));
-                ids.extend_from_slice(&turn.prompt_ids[ids.len()..]);
+                ids.extend_from_slice(&prompt[ids.len()..]);
                 let start = ids.len();
                 ids.extend_from_slice(&turn.completion_ids);
                 spans.push((start..ids.len(), turn));

@@ -272,3 +272,68 @@ fn packed_episodes_need_a_token_level_loss() {
     let err = t.update_episodes(&episodes(None)).unwrap_err().to_string();
     assert!(err.contains("token-level loss aggregation"), "{err}");
 }
+
+#[test]
+fn guided_episodes_pack_and_train_under_their_training_prompts() {
+    let base = trainer(config());
+    let plain = episodes(None);
+    // Sampled after a hint before the conversation (ActGuide-RL's guided rollouts), trained without it.
+    let hint = [1, 9, 9, 8, 2];
+    let guided: Vec<Vec<PreparedSequence>> = plain
+        .iter()
+        .map(|episode| {
+            episode
+                .iter()
+                .map(|turn| {
+                    let prompt_ids: Vec<u32> = hint.iter().chain(&turn.prompt_ids).copied().collect();
+                    let behaviour = log_probs_of(base.model(), &prompt_ids, &turn.completion_ids);
+                    PreparedSequence {
+                        prompt_ids,
+                        behaviour_log_probs: Some(behaviour),
+                        training_prompt_ids: Some(turn.prompt_ids.clone()),
+                        ..turn.clone()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut packed = trainer(config());
+    let m = packed.update_episodes(&guided).unwrap();
+    // A tiny random model barely reads the hint, but the ratio is off 1 all the same.
+    assert!((m.ratio_mean - 1.0).abs() > 1e-5, "the behaviour prompt differs, so must the ratio: {}", m.ratio_mean);
+    let mut alone = trainer(config());
+    alone.update(&guided.iter().flatten().cloned().collect::<Vec<_>>()).unwrap();
+    assert_close_weights(packed.model(), alone.model());
+    // The same as turns sampled under the training prompt with those behaviour log-probs.
+    let relabelled: Vec<Vec<PreparedSequence>> = guided
+        .iter()
+        .map(|episode| {
+            episode
+                .iter()
+                .map(|turn| PreparedSequence {
+                    prompt_ids: turn.training_prompt_ids.clone().unwrap(),
+                    training_prompt_ids: None,
+                    ..turn.clone()
+                })
+                .collect()
+        })
+        .collect();
+    let mut direct = trainer(config());
+    direct.update_episodes(&relabelled).unwrap();
+    assert_close_weights(packed.model(), direct.model());
+    // Without behaviour log-probs the sampling prompt would have to be encoded: refused.
+    let mut without = guided.clone();
+    for turn in without.iter_mut().flatten() {
+        turn.behaviour_log_probs = None;
+    }
+    let err = trainer(config()).update_episodes(&without).unwrap_err().to_string();
+    assert!(err.contains("behaviour log-probs"), "{err}");
+}
+
+/// The per-token log-probs of `completion` after `prompt` under `model`.
+fn log_probs_of(model: &Qwen3, prompt: &[u32], completion: &[u32]) -> Vec<f32> {
+    let sequence: Vec<u32> = prompt.iter().chain(completion).copied().collect();
+    let batch = TokenBatch::new(sequence.clone(), vec![true; sequence.len()], 1, sequence.len()).unwrap();
+    let lp = token_log_probs(&model.valid(), &batch, prompt.len() - 1, 4, 1.0, false).unwrap();
+    lp.log_probs.into_data().try_to_vec::<f32>().unwrap()
+}

@@ -5,6 +5,8 @@ use act_core::{
     Action, AgentState, Completion, Environment, Policy, Prompter, Query, SamplingParams, derive_seed, parse_action,
     rng_from_seed,
 };
+use std::collections::HashMap;
+
 use rand::RngExt;
 use rayon::prelude::*;
 
@@ -132,6 +134,8 @@ pub struct PolicyActor<'a> {
     sampling: SamplingParams,
     require_reasoning: bool,
     tokens: bool,
+    /// Rendered hints by episode index ([`EpisodeSpec::index`]).
+    hints: HashMap<usize, String>,
 }
 
 impl std::fmt::Debug for PolicyActor<'_> {
@@ -141,6 +145,7 @@ impl std::fmt::Debug for PolicyActor<'_> {
             .field("sampling", &self.sampling)
             .field("require_reasoning", &self.require_reasoning)
             .field("tokens", &self.tokens)
+            .field("hinted_episodes", &self.hints.len())
             .finish_non_exhaustive()
     }
 }
@@ -148,7 +153,29 @@ impl std::fmt::Debug for PolicyActor<'_> {
 impl<'a> PolicyActor<'a> {
     /// `policy` prompted by `prompter`, greedy, reasoning optional, text only.
     pub fn new(policy: &'a dyn Policy, prompter: Prompter) -> Self {
-        PolicyActor { policy, prompter, sampling: SamplingParams::greedy(), require_reasoning: false, tokens: false }
+        PolicyActor {
+            policy,
+            prompter,
+            sampling: SamplingParams::greedy(),
+            require_reasoning: false,
+            tokens: false,
+            hints: HashMap::new(),
+        }
+    }
+
+    /// Guided play (ActGuide-RL): episode `index` ([`EpisodeSpec::index`]) is prompted with the prompter's
+    /// [`hint`](Prompter::hint) of its reference actions before every action prompt. Each turn's completion then
+    /// carries the hinted prompt's token ids (the behaviour prompt); [`query`](PolicyActor::query) still gives the
+    /// prompt without the hint, which a trainer learns under. Episodes without an entry play unguided, as do
+    /// entries with no actions.
+    #[must_use]
+    pub fn with_hints(mut self, hints: impl IntoIterator<Item = (usize, Vec<Action>)>) -> Self {
+        self.hints = hints
+            .into_iter()
+            .filter(|(_, actions)| !actions.is_empty())
+            .map(|(index, actions)| (index, self.prompter.hint(&actions)))
+            .collect();
+        self
     }
 
     /// Samples with `sampling` (its seed is replaced by each call's).
@@ -195,7 +222,16 @@ impl Actor for PolicyActor<'_> {
     }
 
     fn act(&self, views: &mut [View<'_>], seed: u64) -> Result<Vec<Option<Decision>>, ActError> {
-        let queries: Vec<Query> = views.iter().map(|v| self.query(v.state)).collect();
+        let queries: Vec<Query> = views
+            .iter()
+            .map(|v| {
+                let mut query = self.query(v.state);
+                if let Some(hint) = self.hints.get(&v.spec.index) {
+                    query.prompt.insert_str(0, hint);
+                }
+                query
+            })
+            .collect();
         let params = self.sampling.clone().with_seed(seed);
         let completions = if self.tokens {
             self.policy.complete(&queries, &params)?

@@ -12,7 +12,8 @@
 //! any act-core [`Policy`](act_core::Policy) behind a prompt ([`PolicyActor`]), or your own [`Actor`].
 //! [`EpisodeSpec::groups`] makes groups of G episodes on the same task from the same seed, with group keys, for
 //! GRPO and GiGPO. Invalid actions are sent as they are (the benchmarks' protocol) or snapped to the nearest
-//! admissible action ([`InvalidActionHandling`]). Everything is deterministic in the seeds and independent of the
+//! admissible action ([`InvalidActionHandling`]). Guided rollouts (ActGuide-RL) show a hint of reference actions
+//! ([`PolicyActor::with_hints`], [`search_hint_length`]). Everything is deterministic in the seeds and independent of the
 //! thread count (see [`Rollout`] for how calls are seeded).
 //!
 //! ```
@@ -51,6 +52,7 @@ mod actor;
 mod driver;
 mod episode;
 mod error;
+mod guidance;
 mod invalid;
 mod spec;
 
@@ -58,5 +60,6 @@ pub use actor::{Actor, Decision, ExpertActor, PolicyActor, RandomActor, View};
 pub use driver::{Rollout, RolloutConfig};
 pub use episode::{PlayedEpisode, Turn};
 pub use error::{ActError, RolloutError};
+pub use guidance::{HintSearch, HintSearcher, search_hint_length};
 pub use invalid::{InvalidActionHandling, nearest_admissible};
 pub use spec::EpisodeSpec;

@@ -279,3 +279,53 @@ fn the_random_actor_draws_what_the_random_policy_draws() {
         }
     }
 }
+
+#[test]
+fn hinted_episodes_see_their_reference_actions_and_the_others_play_unguided() {
+    // Follows the hint's numbered actions where the prompt has one, and wanders where it does not.
+    struct HintFollower;
+    impl Policy for HintFollower {
+        fn name(&self) -> &str {
+            "hint-follower"
+        }
+        fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
+            let wandered = Wanderer.generate(queries, params)?;
+            Ok(queries
+                .iter()
+                .zip(wandered)
+                .map(|(q, wander)| {
+                    let QueryKind::Act(state) = &q.kind else { unreachable!() };
+                    let Some(hint) = q.prompt.strip_prefix("Reference action trajectory hint:\n") else {
+                        return wander;
+                    };
+                    let numbered = format!("{}. ", state.step_index + 1);
+                    hint.lines()
+                        .find_map(|line| line.strip_prefix(numbered.as_str()))
+                        .map_or(wander, |action| format!("<action>{action}</action>"))
+                })
+                .collect())
+        }
+    }
+    let tasks = [TaskRef::index(Split::Train, 2)];
+    let specs = EpisodeSpec::groups(&tasks, 3, 5);
+    let mut env = alfworld().unwrap();
+    let plan: Vec<_> = collect_expert_trajectory(&mut env, &tasks[0], specs[0].seed)
+        .unwrap()
+        .steps
+        .into_iter()
+        .map(|s| s.action)
+        .collect();
+    let follower = HintFollower;
+    // Member 1 gets the whole plan, member 2 an empty hint (unguided), member 0 none.
+    let actor = PolicyActor::new(&follower, prompter()).with_hints([(1, plan.clone()), (2, Vec::new())]);
+    let played = play(&actor, &specs, RolloutConfig::default().with_step_budget(50));
+    assert!(played[1].won(), "the whole plan as a hint wins");
+    assert_eq!(actions(&played[1]), plan.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+    let unguided =
+        play(&PolicyActor::new(&follower, prompter()), &specs, RolloutConfig::default().with_step_budget(50));
+    assert_eq!(actions(&played[0]), actions(&unguided[0]));
+    assert_eq!(actions(&played[2]), actions(&unguided[2]));
+    // The query a trainer learns under has no hint.
+    let state = played[1].trajectory.state_at(0, 2).unwrap();
+    assert!(!actor.query(&state).prompt.contains("hint"));
+}
