@@ -296,20 +296,25 @@ fn online_metrics_without_times(stage_dir: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-#[test]
-fn an_online_stage_interrupted_mid_run_resumes_to_the_same_weights_and_curves() {
-    use act_core::{EnvError, EnvironmentFactory, TaskRef};
-    use act_examples::stages::{ModelContext, StageRun, StartFrom};
-    use act_model::{BackendKind, ChatTemplate, ChatTokenizer, Qwen3Config};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(8));
-    let expert = act_examples::pipeline::expert_trajectories(&factory, Split::Train, 4, 1).unwrap();
+/// A 400-token BPE tokenizer trained on the expert's episodes of the first `games` training games, and those.
+fn expert_tokenizer(factory: &AlfworldFactory, games: usize) -> (act_model::ChatTokenizer, Vec<Trajectory>) {
+    let expert = act_examples::pipeline::expert_trajectories(factory, Split::Train, games, 1).unwrap();
     let corpus: Vec<String> = expert
         .iter()
         .flat_map(|t| t.steps.iter().flat_map(|s| [s.observation.as_str().to_owned(), s.action.as_str().to_owned()]))
         .collect();
-    let tokenizer = ChatTokenizer::train_bpe(corpus, 400).unwrap();
+    (act_model::ChatTokenizer::train_bpe(corpus, 400).unwrap(), expert)
+}
+
+#[test]
+fn an_online_stage_interrupted_mid_run_resumes_to_the_same_weights_and_curves() {
+    use act_core::{EnvError, EnvironmentFactory, TaskRef};
+    use act_examples::stages::{ModelContext, StageRun, StartFrom};
+    use act_model::{BackendKind, ChatTemplate, Qwen3Config};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(8));
+    let (tokenizer, _) = expert_tokenizer(&factory, 4);
     let start = StartFrom::Fresh(Qwen3Config::preset("tiny", tokenizer.vocab_size()).unwrap());
     let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend: BackendKind::default() };
     // A checkpoint after every iteration, so that an interruption leaves one behind.
@@ -384,16 +389,11 @@ fn an_online_stage_interrupted_mid_run_resumes_to_the_same_weights_and_curves() 
 fn a_guided_turn_is_trained_under_the_prompt_the_policy_sees_without_the_hint() {
     use act_core::{Prompter, SamplingParams, TaskRef};
     use act_examples::prompts::{CONVERSATION_HISTORY, prompt_config};
-    use act_model::{ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config};
+    use act_model::{ChatTemplate, ModelPolicy, Qwen3, Qwen3Config};
     use act_rollout::{EpisodeSpec, PolicyActor, Rollout, RolloutConfig};
 
     let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(4));
-    let expert = act_examples::pipeline::expert_trajectories(&factory, Split::Train, 2, 1).unwrap();
-    let corpus: Vec<String> = expert
-        .iter()
-        .flat_map(|t| t.steps.iter().flat_map(|s| [s.observation.as_str().to_owned(), s.action.as_str().to_owned()]))
-        .collect();
-    let tokenizer = ChatTokenizer::train_bpe(corpus, 400).unwrap();
+    let (tokenizer, expert) = expert_tokenizer(&factory, 2);
     let template = ChatTemplate::default();
     let config = Qwen3Config::preset("tiny", tokenizer.vocab_size()).unwrap();
     let model = Qwen3::init(&config, 3, &burn::tensor::Device::flex()).unwrap();
