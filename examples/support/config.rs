@@ -191,6 +191,9 @@ pub struct OnlineRlConfig {
     pub lr: f64,
     /// KL coefficient toward the stage's starting model (k3); 0 runs no reference model.
     pub kl_coef: f64,
+    /// Entropy bonus coefficient (verl's `entropy_coeff`; 0, the default, adds none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub entropy_coef: f64,
     /// The reward of a won episode, given at its last step (verl-agent's 10).
     pub win_reward: f64,
     /// What the last step is rewarded with: the win (the default) or the final score, times `win_reward`.
@@ -253,6 +256,7 @@ impl Default for OnlineRlConfig {
             max_completion_tokens: 24,
             lr: 1e-4,
             kl_coef: 0.01,
+            entropy_coef: 0.0,
             win_reward: 10.0,
             reward: OnlineReward::Win,
             gamma: 0.95,
@@ -283,6 +287,9 @@ impl OnlineRlConfig {
         }
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return Err("training.online.lr must be > 0".into());
+        }
+        if !(self.entropy_coef.is_finite() && self.entropy_coef >= 0.0) {
+            return Err("training.online.entropy_coef must be finite and >= 0".into());
         }
         if self.algorithms.is_empty() {
             return Err("training.online.algorithms names no algorithm".into());

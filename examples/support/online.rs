@@ -445,6 +445,7 @@ impl StageRun<'_> {
             .with_max_completion_tokens(config.max_completion_tokens)
             .with_lr(config.lr)
             .with_kl(act_grpo::KlEstimator::K3, config.kl_coef)
+            .with_entropy_coef(config.entropy_coef)
             .with_schedule(ScheduleKind::Constant, 2.min(config.iterations - 1))
             .with_seed(self.seed)
             .with_total_steps(config.iterations)

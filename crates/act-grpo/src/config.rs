@@ -104,6 +104,10 @@ pub struct LossConfig {
     pub kl_coef: f64,
     /// How token losses are reduced.
     pub aggregation: LossAggregation,
+    /// The entropy bonus (verl's `entropy_coeff`): the policy's predictive entropy on the trained tokens,
+    /// aggregated as the loss is, times this, is subtracted from the loss; 0 (the default, TRL's and verl's)
+    /// computes no entropy gradient.
+    pub entropy_coef: f64,
 }
 
 impl Default for LossConfig {
@@ -116,6 +120,7 @@ impl Default for LossConfig {
             kl_estimator: KlEstimator::K3,
             kl_coef: 0.0,
             aggregation: LossAggregation::TokenMean,
+            entropy_coef: 0.0,
         }
     }
 }
@@ -137,6 +142,9 @@ impl LossConfig {
         }
         if !(self.log_ratio_clamp.is_finite() && self.log_ratio_clamp > 0.0) {
             return bad("log_ratio_clamp", format!("must be finite and > 0, got {}", self.log_ratio_clamp));
+        }
+        if !self.entropy_coef.is_finite() {
+            return bad("entropy_coef", format!("must be finite, got {}", self.entropy_coef));
         }
         if !(self.kl_coef.is_finite() && self.kl_coef >= 0.0) {
             return bad("kl_coef", format!("must be finite and >= 0, got {}", self.kl_coef));
@@ -508,6 +516,12 @@ impl GrpoConfig {
     pub fn with_kl(mut self, estimator: KlEstimator, coef: f64) -> Self {
         self.loss.kl_estimator = estimator;
         self.loss.kl_coef = coef;
+        self
+    }
+
+    /// Sets the entropy bonus coefficient (0 computes no entropy gradient).
+    pub fn with_entropy_coef(mut self, coef: f64) -> Self {
+        self.loss.entropy_coef = coef;
         self
     }
 

@@ -725,11 +725,16 @@ impl GrpoTrainer {
                 shards,
                 |model, &(m, (old, reference))| {
                     let device = model.device();
-                    let current = m.log_probs(model, chunk, temperature, first)?;
+                    let bonus = loss_config.entropy_coef != 0.0;
+                    let current = m.log_probs(model, chunk, temperature, first || bonus)?;
                     let (rows, width) = (m.rows(), m.width());
                     let host = |v: &[f32]| Tensor::<2>::from_data(TensorData::new(v.to_vec(), [rows, width]), &device);
                     let mask = host(m.mask());
-                    let entropy = current.entropy.map(|e| (e * mask.clone()).sum().into_scalar::<f32>() as f64);
+                    let entropy = current
+                        .entropy
+                        .as_ref()
+                        .filter(|_| first)
+                        .map(|e| (e.clone().detach() * mask.clone()).sum().into_scalar::<f32>() as f64);
                     let inputs = LossInputs {
                         old_log_probs: match old {
                             Some(old) => host(old),
@@ -739,6 +744,7 @@ impl GrpoTrainer {
                         ref_log_probs: reference.as_deref().map(host),
                         advantages: m.advantages(&device),
                         mask,
+                        entropy: current.entropy.filter(|_| bonus),
                     };
                     let loss = grpo_loss(inputs, loss_config, totals)?;
                     let finite = loss.stats.loss.is_finite();

@@ -17,7 +17,7 @@ pub struct TokenLogProbs {
     /// `[batch, seq - 1 - start]`: entry `(b, i)` is `log p(ids[b, start + i + 1] | ids[b, ..= start + i])`
     /// under logits divided by the temperature.
     pub log_probs: Tensor<2>,
-    /// The same positions' predictive entropies (detached), when asked for.
+    /// The same positions' predictive entropies (with their gradient, for an entropy bonus), when asked for.
     pub entropy: Option<Tensor<2>>,
 }
 
@@ -110,8 +110,8 @@ fn picked_log_probs(
         }
         let all = log_softmax(logits, 2);
         if with_entropy {
-            let detached = all.clone().detach();
-            entropies.push((detached.clone().exp() * detached).sum_dim(2).squeeze_dim::<2>(2).neg());
+            // With its gradient, for an entropy bonus; a caller that only reads it pays no backward pass for it.
+            entropies.push((all.clone().exp() * all.clone()).sum_dim(2).squeeze_dim::<2>(2).neg());
         }
         let picked = all.gather(2, targets.clone().narrow(1, offset, len).unsqueeze_dim(2));
         log_probs.push(picked.squeeze_dim::<2>(2));

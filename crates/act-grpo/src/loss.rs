@@ -12,6 +12,7 @@
 //!     ref_log_probs: None,
 //!     advantages: Tensor::from_data(TensorData::new(vec![2.0f32], [1, 1]), &device),
 //!     mask: t(vec![1.0, 1.0]),
+//!     entropy: None,
 //! };
 //! // On-policy (ratio 1), the loss is -A averaged over tokens.
 //! let out = grpo_loss(inputs, &LossConfig::default(), BatchTotals { sequences: 1, tokens: 2, max_completion_tokens: 2 })
@@ -40,6 +41,9 @@ pub struct LossInputs {
     pub advantages: Tensor<2>,
     /// 1 on completion tokens that carry loss, 0 on prompt and padding.
     pub mask: Tensor<2>,
+    /// The policy's predictive entropy at each token (carrying the gradient); required when the entropy
+    /// coefficient is not 0.
+    pub entropy: Option<Tensor<2>>,
 }
 
 /// Totals of the whole update batch (every micro-batch of one optimizer update), which the aggregation divides by.
@@ -142,7 +146,7 @@ pub fn kl_estimate(d: Tensor<2>, estimator: KlEstimator, clamp: f64) -> Tensor<2
 
 /// The GRPO loss of one micro-batch, divided by the totals of its whole update batch (see [`LossAggregation`]).
 pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -> Result<GrpoLoss, GrpoError> {
-    let LossInputs { log_probs, old_log_probs, ref_log_probs, advantages, mask } = inputs;
+    let LossInputs { log_probs, old_log_probs, ref_log_probs, advantages, mask, entropy } = inputs;
     let [batch, tokens] = log_probs.dims();
     let shape_error = |what: &str, dims: Vec<usize>| {
         Err(GrpoError::Input(format!("{what} has shape {dims:?}; log-probs are [{batch}, {tokens}]")))
@@ -173,6 +177,14 @@ pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -
     if totals.sequences == 0 {
         return Err(GrpoError::Input("the update batch has no completions".into()));
     }
+    let entropy = match (config.entropy_coef != 0.0, entropy) {
+        (false, _) => None,
+        (true, None) => {
+            return Err(GrpoError::Input("the entropy coefficient is not 0 but no entropies were given".into()));
+        }
+        (true, Some(e)) if e.dims() != [batch, tokens] => return shape_error("the entropies", e.dims().to_vec()),
+        (true, Some(e)) => Some(e),
+    };
 
     let clamp = config.log_ratio_clamp;
     let ratio = (log_probs.clone() - old_log_probs).clamp(-clamp, clamp).exp();
@@ -195,6 +207,10 @@ pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -
         }
         _ => None,
     };
+    if let Some(entropy) = entropy {
+        // verl's entropy bonus: the entropy, aggregated as the loss is, is subtracted from it.
+        per_token = per_token - entropy.mul_scalar(config.entropy_coef);
+    }
 
     let masked = per_token * mask.clone();
     let loss = match config.aggregation {
@@ -273,6 +289,7 @@ mod tests {
             ref_log_probs: Some(t2(&REF, device)),
             advantages: Tensor::from_data(TensorData::new(ADV.to_vec(), [4, 1]), device),
             mask: t2(&MASK, device),
+            entropy: None,
         }
     }
 
@@ -357,6 +374,41 @@ mod tests {
     }
 
     #[test]
+    fn the_entropy_bonus_subtracts_the_aggregated_entropy() {
+        let device = Device::flex();
+        let entropy: Vec<f32> = (0..16).map(|i| 0.1 * i as f32).collect();
+        for aggregation in
+            [LossAggregation::TokenMean, LossAggregation::SequenceMean, LossAggregation::ConstantNormalizer]
+        {
+            let plain = config(|c| c.aggregation = aggregation);
+            let base = grpo_loss(inputs(&device), &plain, TOTALS).unwrap().loss.into_scalar::<f32>() as f64;
+            let with = config(|c| {
+                c.aggregation = aggregation;
+                c.entropy_coef = 0.01;
+            });
+            let mut i = inputs(&device);
+            i.entropy = Some(t2(&entropy, &device));
+            let bonus = grpo_loss(i, &with, TOTALS).unwrap().loss.into_scalar::<f32>() as f64;
+            // The entropy alone, aggregated as the loss is (coefficient 1, advantages 0, on-policy).
+            let mut alone = inputs(&device);
+            alone.old_log_probs = alone.log_probs.clone();
+            alone.advantages = alone.advantages.zeros_like();
+            alone.entropy = Some(t2(&entropy, &device).neg());
+            let only = config(|c| {
+                c.aggregation = aggregation;
+                c.entropy_coef = 1.0;
+            });
+            let aggregated = -(grpo_loss(alone, &only, TOTALS).unwrap().loss.into_scalar::<f32>() as f64);
+            assert!(aggregated < -0.1, "{aggregation:?}: the entropy enters with a minus sign: {aggregated}");
+            assert!((bonus - (base + 0.01 * aggregated)).abs() < 1e-6, "{aggregation:?}: {bonus} vs {base}");
+        }
+        let mut missing = inputs(&device);
+        missing.entropy = None;
+        let err = grpo_loss(missing, &config(|c| c.entropy_coef = 0.01), TOTALS).err().unwrap().to_string();
+        assert!(err.contains("entropies"), "{err}");
+    }
+
+    #[test]
     fn log_ratio_clamp_and_dual_clip_bound_the_loss() {
         let device = Device::flex();
         let one = |v: f32| Tensor::<2>::from_data(TensorData::new(vec![v], [1, 1]), &device);
@@ -367,6 +419,7 @@ mod tests {
                 ref_log_probs: None,
                 advantages: Tensor::from_data(TensorData::new(vec![-1.0f32], [1, 1]), &device),
                 mask: one(1.0),
+                entropy: None,
             };
             let totals = BatchTotals { sequences: 1, tokens: 1, max_completion_tokens: 1 };
             grpo_loss(inputs, &c, totals).unwrap().loss.into_scalar::<f32>() as f64
@@ -460,6 +513,7 @@ mod tests {
                     ref_log_probs: i.ref_log_probs.map(slice),
                     advantages: i.advantages.narrow(0, rows.start, n),
                     mask: slice(i.mask),
+                    entropy: None,
                 };
                 parts.merge(&grpo_loss(part, &c, TOTALS).unwrap().stats);
             }

@@ -337,3 +337,19 @@ fn log_probs_of(model: &Qwen3, prompt: &[u32], completion: &[u32]) -> Vec<f32> {
     let lp = token_log_probs(&model.valid(), &batch, prompt.len() - 1, 4, 1.0, false).unwrap();
     lp.log_probs.into_data().try_to_vec::<f32>().unwrap()
 }
+
+#[test]
+fn an_entropy_bonus_alone_raises_the_policys_entropy() {
+    let mut t = trainer(config().with_entropy_coef(0.5));
+    // No advantage and no KL: the bonus is the only gradient.
+    let sequences: Vec<PreparedSequence> =
+        prepared(t.model(), true).into_iter().map(|s| PreparedSequence { advantage: 0.0, ..s }).collect();
+    let before = t.update(&sequences).unwrap().entropy;
+    let after = t.update(&sequences).unwrap().entropy;
+    assert!(after > before + 1e-4, "entropy {before} -> {after}");
+    // Without the bonus the same update leaves the policy as it was.
+    let mut plain = trainer(config());
+    let before = plain.update(&sequences).unwrap().entropy;
+    let after = plain.update(&sequences).unwrap().entropy;
+    assert!((after - before).abs() < 1e-6, "entropy {before} -> {after}");
+}
