@@ -146,12 +146,14 @@ impl RemoteWebShop {
     }
 
     fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, EnvError> {
-        let response = self
-            .agent
-            .get(&self.url(path))
-            .query("env_idx", self.env_idx.to_string())
-            .call()
-            .map_err(|e| self.transport(path, e))?;
+        let call = || self.agent.get(&self.url(path)).query("env_idx", self.env_idx.to_string()).call();
+        let response = match call() {
+            Ok(response) => response,
+            Err(e @ ureq::Error::Timeout(_)) => return Err(self.transport(path, e)),
+            // A kept-alive connection that the server closed after its last answer fails the next request on it.
+            // A GET changes nothing on the server, so it is asked once more, on another connection.
+            Err(_) => call().map_err(|e| self.transport(path, e))?,
+        };
         self.read(path, response)
     }
 
@@ -288,5 +290,72 @@ impl Environment for RemoteWebShop {
 
     fn step_budget(&self) -> usize {
         self.config.max_steps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+
+    /// Reads one HTTP request (headers and a `Content-Length` body) from `reader`.
+    fn read_request(reader: &mut BufReader<std::net::TcpStream>) -> String {
+        let (mut head, mut length) = (String::new(), 0);
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            head.push_str(&line);
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        head
+    }
+
+    fn answer(stream: &mut std::net::TcpStream, body: &str) {
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(response.as_bytes()).unwrap();
+        stream.flush().unwrap();
+    }
+
+    #[test]
+    fn a_get_that_the_server_drops_unanswered_is_asked_again() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            // First connection: answers `create`, keeping the connection alive, then closes it on the next request
+            // without an answer (the "peer disconnected" a client sees when a server drops a kept-alive connection
+            // as the request arrives).
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            assert!(read_request(&mut reader).starts_with("POST /create"));
+            let mut stream = stream;
+            answer(&mut stream, "3");
+            let dropped = read_request(&mut reader);
+            drop(reader);
+            drop(stream);
+            // The GET comes again on a new connection.
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let request = read_request(&mut reader);
+            let mut stream = stream;
+            answer(&mut stream, "600");
+            (dropped, request)
+        });
+        let client = RemoteWebShop::connect(RemoteConfig::new(format!("http://{addr}"))).unwrap();
+        assert_eq!(client.env_idx(), 3);
+        assert_eq!(client.total_goals().unwrap(), 600);
+        let (dropped, asked_again) = server.join().unwrap();
+        assert!(dropped.starts_with("GET /num_goals?env_idx=3"), "{dropped}");
+        assert!(asked_again.starts_with("GET /num_goals?env_idx=3"), "{asked_again}");
     }
 }
