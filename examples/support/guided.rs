@@ -44,6 +44,18 @@ pub fn rewarded(episode: &PlayedEpisode, reward: OnlineReward) -> bool {
     }
 }
 
+/// The groups of `played` (in order of first appearance) none of whose episodes earned a reward.
+pub fn hard_groups(played: &[PlayedEpisode], reward: OnlineReward) -> Vec<usize> {
+    let mut groups: Vec<usize> = Vec::new();
+    for episode in played {
+        if !groups.contains(&episode.spec.group) {
+            groups.push(episode.spec.group);
+        }
+    }
+    groups.retain(|&g| !played.iter().any(|e| e.spec.group == g && rewarded(e, reward)));
+    groups
+}
+
 /// The play settings guided rollouts share with the iteration's unguided rollout.
 pub struct GuidedPlay<'a, F: EnvironmentFactory> {
     /// The environments.
@@ -72,12 +84,7 @@ impl<F: EnvironmentFactory> GuidedPlay<'_, F> {
         &self,
         mut played: Vec<PlayedEpisode>,
     ) -> Result<(Vec<PlayedEpisode>, Vec<bool>, GuidanceStats), BoxError> {
-        let mut groups: Vec<usize> = played.iter().map(|e| e.spec.group).collect();
-        groups.dedup();
-        let hard: Vec<usize> = groups
-            .into_iter()
-            .filter(|&g| !played.iter().any(|e| e.spec.group == g && rewarded(e, self.reward)))
-            .collect();
+        let hard = hard_groups(&played, self.reward);
         let mut stats = GuidanceStats { hard_groups: hard.len(), ..GuidanceStats::default() };
         let mut guided = vec![false; played.len()];
         if hard.is_empty() {

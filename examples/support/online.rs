@@ -255,9 +255,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
         let success = played.iter().filter(|e| e.won()).count() as f64 / episodes_played;
         let score = played.iter().map(|e| e.trajectory.outcome.score).sum::<f64>() / episodes_played;
         let groups = c.tasks_per_iteration.min(self.tasks.len()).max(1) as f64;
-        let hard_groups = (0..specs.len() / c.group_size.max(1))
-            .filter(|&g| !played.iter().any(|e| e.spec.group == g && crate::guided::rewarded(e, c.reward)))
-            .count();
+        let hard_groups = crate::guided::hard_groups(&played, c.reward).len();
 
         let started = Instant::now();
         let (played, guided, guidance) = if self.guided {
