@@ -33,6 +33,7 @@ fn main() {
             train_split: Split::Train,
             eval_splits: vec![Split::Test],
             show_admissible: true,
+            numbered_objects: false,
         };
         run_seeds(&bench, &args.pipeline, &config, "webshop")
     });

@@ -23,6 +23,7 @@ fn bench() -> Benchmark<AlfworldFactory> {
         train_split: Split::Train,
         eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
         show_admissible: true,
+        numbered_objects: true,
     }
 }
 
@@ -189,6 +190,18 @@ fn the_pipeline_runs_resumes_and_repeats() {
     let again = run_experiment(&bench(), &config, &run).unwrap();
     assert_eq!(std::fs::read_to_string(models.join("act_il/done.json")).unwrap(), before);
     assert_eq!(again.markdown, result.markdown);
+
+    // Asked for transcripts, the run evaluates the trained methods again, now keeping every step, with the same
+    // outcomes; its saved config still matches (transcripts change no result).
+    let transcribed =
+        run_experiment(&bench(), &ExperimentConfig { transcripts: true, ..config.clone() }, &run).unwrap();
+    for split in [Split::EvalInDistribution, Split::EvalOutOfDistribution] {
+        let il = transcribed.episodes_of("IL", split).unwrap();
+        assert!(il.config.record_transcripts);
+        assert!(il.results.iter().all(|r| r.transcript.len() == r.steps && r.steps > 0), "{split}");
+        assert_eq!(il.success_values(), result.episodes_of("IL", split).unwrap().success_values());
+    }
+    assert_eq!(transcribed.markdown, result.markdown);
 
     // A stage whose output is lost is redone, from the same seed, to the same model.
     let weights = |dir: &Path| std::fs::read(dir.join("models/il_rl/model/model.safetensors")).unwrap();

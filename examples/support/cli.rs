@@ -45,6 +45,10 @@ pub struct PipelineArgs {
     /// The backend: flex, tch, tch-cuda:N, cuda:N.
     #[arg(long)]
     pub backend: Option<String>,
+    /// Keep each evaluated episode's steps (observation, the model's output, the action, whether it was valid) in
+    /// the trained methods' evaluation records under `eval/`; records saved without them are evaluated again.
+    #[arg(long)]
+    pub transcripts: bool,
 }
 
 impl PipelineArgs {
@@ -84,6 +88,7 @@ impl PipelineArgs {
         if let Some(backend) = &self.backend {
             config.training.backend = backend.clone();
         }
+        config.transcripts |= self.transcripts;
         config.validate()?;
         Ok(config)
     }

@@ -240,6 +240,10 @@ fn is_true(value: &bool) -> bool {
     *value
 }
 
+fn is_zero_count(value: &usize) -> bool {
+    *value == 0
+}
+
 fn is_zero(value: &f64) -> bool {
     *value == 0.0
 }
@@ -398,6 +402,13 @@ pub struct ExperimentConfig {
     /// the next step's history, so its sample cannot be packed with the rest of the episode and costs a sequence of
     /// its own; without those samples every relabelled episode trains as one packed sequence.
     pub il_noise_mistake_labels: bool,
+    /// Replaces each training episode of the base stage and of IL (the relabelled ones included) by this many
+    /// copies whose objects' instance numbers are renamed at random, consistently within the copy
+    /// ([`crate::augment`]), so that an object's number can only be learnt by reading it; 0 (the default) trains
+    /// on the episodes as played. Needs a benchmark whose objects are numbered (ALFWorld). Applies to every base
+    /// and IL stage alike; ACT's pairs and the evaluation are not renamed.
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub renamed_copies: usize,
     /// Held-out measurements per training stage, after step 0 (evenly spaced, the last at the final step): the
     /// learning curves in each stage's `heldout.jsonl` / `heldout.svg`; 0 turns them off.
     pub heldout_points: usize,
@@ -406,6 +417,10 @@ pub struct ExperimentConfig {
     pub heldout_items: usize,
     /// The model and training stages.
     pub training: TrainingConfig,
+    /// Keep every evaluated episode's steps (what the agent read, wrote and did) in the evaluation records. Set by
+    /// `--transcripts`; not part of the run's saved config, since it changes no result, only what is written.
+    #[serde(skip)]
+    pub transcripts: bool,
 }
 
 impl Default for ExperimentConfig {
@@ -425,9 +440,11 @@ impl Default for ExperimentConfig {
             pairs_from: None,
             il_noise: 0.0,
             il_noise_mistake_labels: true,
+            renamed_copies: 0,
             heldout_points: 4,
             heldout_items: 32,
             training: TrainingConfig::default(),
+            transcripts: false,
         }
     }
 }

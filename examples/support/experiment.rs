@@ -45,6 +45,9 @@ pub struct Benchmark<F> {
     /// Whether prompts list the admissible actions (off for ScienceWorld, whose several hundred valid actions per
     /// state do not fit a prompt).
     pub show_admissible: bool,
+    /// Whether objects are named `<class> <number>` with arbitrary numbers (ALFWorld), so that training episodes
+    /// can be augmented by renaming them (`renamed_copies`).
+    pub numbered_objects: bool,
 }
 
 impl Benchmark<act_alfworld::AlfworldFactory> {
@@ -60,6 +63,7 @@ impl Benchmark<act_alfworld::AlfworldFactory> {
             train_split: Split::Train,
             eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
             show_admissible: true,
+            numbered_objects: true,
         }
     }
 }
@@ -76,6 +80,7 @@ impl Benchmark<act_sciworld::SciWorldFactory> {
             train_split: Split::Train,
             eval_splits: vec![Split::Test],
             show_admissible: false,
+            numbered_objects: false,
         }
     }
 }
@@ -194,6 +199,9 @@ pub fn run_experiment<F: EnvironmentFactory>(
     dir: &Path,
 ) -> Result<ExperimentResult, BoxError> {
     config.validate()?;
+    if config.renamed_copies > 0 && !bench.numbered_objects {
+        return Err(format!("renamed_copies: {} does not number its objects; set it to 0", bench.name).into());
+    }
     std::fs::create_dir_all(dir)?;
     let config_json = serde_json::to_string_pretty(config)?;
     let config_path = dir.join("config.json");
@@ -249,7 +257,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let states: usize = train.iter().map(|t| t.steps.len()).sum();
     s.done(&format!("{won}/{} won, {states} states; {} held-out trajectories", train.len(), held_out.len()));
 
-    let mut il: Vec<SftSample> = train
+    let renamed_train = crate::augment::renamed_trajectories(&train, config.renamed_copies, derive_seed(seed, 27));
+    let mut il: Vec<SftSample> = renamed_train
         .iter()
         .flat_map(|t| t.states(prompts.history_len))
         .map(|(s, a)| prompts.plain.sft_sample(&s, a, None))
@@ -264,6 +273,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 derive_seed(seed, 13),
             )
         })?;
+        let relabelled = crate::augment::renamed_relabelled(&relabelled, config.renamed_copies, derive_seed(seed, 28));
         il.extend(crate::dart::relabelled_samples(
             &relabelled,
             &prompts.plain,
@@ -315,6 +325,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 }
             };
             let formats_per_state = t.base_data != BaseData::ExpertEpisodes;
+            let episodes =
+                crate::augment::renamed_trajectories(&episodes, config.renamed_copies, derive_seed(seed, 29));
             base_samples(
                 &episodes,
                 &prompts.plain,
@@ -531,11 +543,14 @@ pub fn run_experiment<F: EnvironmentFactory>(
         for split in &bench.eval_splits {
             let path = eval_dir.join(format!("{}_{split}.json", slug(method.name)));
             discard_if_older(&path, &dir_of_model)?;
+            if config.transcripts {
+                discard_without_transcripts(&path)?;
+            }
             let record = cached_record(&path, || {
                 let report = evaluate_episodes(
                     &bench.factory,
                     Agent::Policy(&policy),
-                    &episode_config(*split, method.reasoning),
+                    &episode_config(*split, method.reasoning).with_transcripts(config.transcripts),
                 )?;
                 Ok(EvalRecord::episodes(report))
             })?;
@@ -664,6 +679,18 @@ fn discard_if_older(path: &Path, model_dir: &Path) -> Result<(), BoxError> {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     if let (Some(record), Some(model)) = (modified(path), modified(&model_dir.join("config.json")))
         && record < model
+    {
+        std::fs::remove_file(path)?;
+    }
+    Ok(())
+}
+
+/// Deletes the episode record at `path` when it was saved without transcripts, so that it is evaluated again with
+/// them (greedy evaluation is deterministic: the same episodes, now with their steps).
+fn discard_without_transcripts(path: &Path) -> Result<(), BoxError> {
+    if path.is_file()
+        && let Evaluation::Episodes(report) = &EvalRecord::load(path)?.evaluation
+        && !report.config.record_transcripts
     {
         std::fs::remove_file(path)?;
     }

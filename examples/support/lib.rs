@@ -15,6 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod augment;
 pub mod cli;
 pub mod config;
 pub mod dart;

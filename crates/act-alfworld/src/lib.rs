@@ -30,6 +30,10 @@
 //! nothing."); nothing is ever inside a movable container (bowl, mug, ...); the expert reads sub-goal
 //! progress from the state and is deterministic. See the crate README.
 //!
+//! # Training-data augmentation
+//! [`augment`] renames objects' instance numbers (`tomato 3` → `tomato 1`) consistently over an episode, so that a
+//! model trained on the renamed copies can only get a number right by reading it.
+//!
 //! # Bridge to the real ALFWorld
 //! [`bridge`] drives the real engine (ALFWorld 0.4.2 on TextWorld 1.7.0, `pip install alfworld==0.4.2
 //! "textworld[pddl]==1.7.0"`) through a Python worker whose lifecycle the Rust side owns (spawn, time-outs,
@@ -38,6 +42,7 @@
 //! servers.
 #![warn(missing_docs)]
 
+pub mod augment;
 pub mod bridge;
 pub mod commands;
 pub mod config;
@@ -50,6 +55,7 @@ pub mod text;
 pub mod vocab;
 pub mod world;
 
+pub use augment::InstanceRenaming;
 pub use commands::Command;
 pub use config::{AlfworldConfig, GrammarVersion};
 pub use env::{AlfworldEnv, AlfworldFactory};

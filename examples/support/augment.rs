@@ -1,0 +1,85 @@
+//! Training episodes with their objects' instance numbers renamed (ALFWorld), for the base stage and IL: see
+//! [`act_alfworld::augment`] for why. Each episode is replaced by `copies` renamed copies, each with its own
+//! random renaming; the environment is never touched, only the text the model trains on.
+
+use act_alfworld::InstanceRenaming;
+use act_core::{Trajectory, derive_seed};
+
+use crate::dart::Relabelled;
+
+/// Every text of `trajectory` that can mention an object (observations, actions, admissible actions, the task).
+fn texts(trajectory: &Trajectory) -> impl Iterator<Item = &str> {
+    std::iter::once(trajectory.task.as_str()).chain(trajectory.steps.iter().flat_map(|s| {
+        [s.observation.as_str(), s.action.as_str()].into_iter().chain(s.admissible_actions.iter().map(|a| a.as_str()))
+    }))
+}
+
+/// `copies` renamed copies of each trajectory (episode `i`'s copy `c` renamed with `derive_seed(seed, i * copies
+/// + c)`), or the trajectories as they are when `copies` is 0.
+pub fn renamed_trajectories(trajectories: &[Trajectory], copies: usize, seed: u64) -> Vec<Trajectory> {
+    if copies == 0 {
+        return trajectories.to_vec();
+    }
+    trajectories
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| {
+            (0..copies).map(move |c| {
+                InstanceRenaming::random(texts(t), derive_seed(seed, (i * copies + c) as u64)).apply_to_trajectory(t)
+            })
+        })
+        .collect()
+}
+
+/// As [`renamed_trajectories`] for relabelled episodes: each copy's labels get its trajectory's renaming.
+pub fn renamed_relabelled(relabelled: &[Relabelled], copies: usize, seed: u64) -> Vec<Relabelled> {
+    if copies == 0 {
+        return relabelled.to_vec();
+    }
+    relabelled
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            (0..copies).map(move |c| {
+                let all = texts(&r.trajectory).chain(r.labels.iter().map(|a| a.as_str()));
+                let renaming = InstanceRenaming::random(all, derive_seed(seed, (i * copies + c) as u64));
+                Relabelled {
+                    trajectory: renaming.apply_to_trajectory(&r.trajectory),
+                    labels: r.labels.iter().map(|a| renaming.apply_to_action(a)).collect(),
+                }
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use act_alfworld::{AlfworldConfig, AlfworldFactory};
+    use act_core::Split;
+
+    #[test]
+    fn renamed_expert_episodes_stay_consistent_with_their_labels() {
+        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(12));
+        let relabelled = crate::dart::relabelled_episodes(&factory, Split::Train, 12, 0.3, 4).unwrap();
+        let renamed = renamed_relabelled(&relabelled, 2, 9);
+        assert_eq!(renamed.len(), 24);
+        assert_eq!(renamed_relabelled(&relabelled, 2, 9), renamed, "seeded");
+        let mut changed = 0;
+        for (i, r) in renamed.iter().enumerate() {
+            let original = &relabelled[i / 2];
+            changed += usize::from(r.trajectory != original.trajectory);
+            for (step, label) in r.trajectory.steps.iter().zip(&r.labels) {
+                // The expert's label was admissible, and stays so: the list and the label get the same renaming.
+                assert!(step.admissible_actions.contains(label), "{label}");
+            }
+            // Renaming keeps every step and the outcome.
+            assert_eq!(
+                (r.trajectory.steps.len(), r.trajectory.outcome),
+                (original.trajectory.steps.len(), original.trajectory.outcome)
+            );
+        }
+        assert!(changed > 0, "some episode has an object with two instances");
+        assert_eq!(renamed_trajectories(&[relabelled[0].trajectory.clone()], 0, 1), [relabelled[0].trajectory.clone()]);
+    }
+}
