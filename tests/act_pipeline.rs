@@ -270,6 +270,16 @@ fn the_pipeline_runs_resumes_and_repeats() {
 }
 
 #[test]
+fn renamed_copies_need_numbered_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let unnumbered = Benchmark { numbered_objects: false, ..bench() };
+    let config = ExperimentConfig { renamed_copies: 2, ..toy_config() };
+    let err = run_experiment(&unnumbered, &config, &dir.path().join("run")).unwrap_err().to_string();
+    assert!(err.contains("renamed_copies"), "{err}");
+    assert!(!dir.path().join("run").exists(), "refused before anything is written");
+}
+
+#[test]
 fn an_expert_base_stage_trains_on_tasks_disjoint_from_the_training_games() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = toy_config();
