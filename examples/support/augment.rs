@@ -14,42 +14,36 @@ fn texts(trajectory: &Trajectory) -> impl Iterator<Item = &str> {
     }))
 }
 
+/// `copies` copies of each item, copy `c` of item `i` made by `rename(item, derive_seed(seed, i * copies + c))`;
+/// the items as they are when `copies` is 0.
+fn copies_of<T: Clone>(items: &[T], copies: usize, seed: u64, rename: impl Fn(&T, u64) -> T) -> Vec<T> {
+    if copies == 0 {
+        return items.to_vec();
+    }
+    let rename = &rename;
+    items
+        .iter()
+        .enumerate()
+        .flat_map(|(i, item)| (0..copies).map(move |c| rename(item, derive_seed(seed, (i * copies + c) as u64))))
+        .collect()
+}
+
 /// `copies` renamed copies of each trajectory (episode `i`'s copy `c` renamed with `derive_seed(seed, i * copies
 /// + c)`), or the trajectories as they are when `copies` is 0.
 pub fn renamed_trajectories(trajectories: &[Trajectory], copies: usize, seed: u64) -> Vec<Trajectory> {
-    if copies == 0 {
-        return trajectories.to_vec();
-    }
-    trajectories
-        .iter()
-        .enumerate()
-        .flat_map(|(i, t)| {
-            (0..copies).map(move |c| {
-                InstanceRenaming::random(texts(t), derive_seed(seed, (i * copies + c) as u64)).apply_to_trajectory(t)
-            })
-        })
-        .collect()
+    copies_of(trajectories, copies, seed, |t, seed| InstanceRenaming::random(texts(t), seed).apply_to_trajectory(t))
 }
 
 /// As [`renamed_trajectories`] for relabelled episodes: each copy's labels get its trajectory's renaming.
 pub fn renamed_relabelled(relabelled: &[Relabelled], copies: usize, seed: u64) -> Vec<Relabelled> {
-    if copies == 0 {
-        return relabelled.to_vec();
-    }
-    relabelled
-        .iter()
-        .enumerate()
-        .flat_map(|(i, r)| {
-            (0..copies).map(move |c| {
-                let all = texts(&r.trajectory).chain(r.labels.iter().map(|a| a.as_str()));
-                let renaming = InstanceRenaming::random(all, derive_seed(seed, (i * copies + c) as u64));
-                Relabelled {
-                    trajectory: renaming.apply_to_trajectory(&r.trajectory),
-                    labels: r.labels.iter().map(|a| renaming.apply_to_action(a)).collect(),
-                }
-            })
-        })
-        .collect()
+    copies_of(relabelled, copies, seed, |r, seed| {
+        let all = texts(&r.trajectory).chain(r.labels.iter().map(|a| a.as_str()));
+        let renaming = InstanceRenaming::random(all, seed);
+        Relabelled {
+            trajectory: renaming.apply_to_trajectory(&r.trajectory),
+            labels: r.labels.iter().map(|a| renaming.apply_to_action(a)).collect(),
+        }
+    })
 }
 
 #[cfg(test)]
