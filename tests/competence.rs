@@ -160,6 +160,7 @@ fn act_beats_chance_on_its_training_pairs() {
         lr: 3e-3,
         max_completion_tokens: 12,
         kl_coef: 0.1,
+        ..GrpoStageConfig::default()
     };
     let start = StartFrom::Dir(model_dir(&dir.path().join("base")));
     let reward = ComparisonConfig::default().build().unwrap();

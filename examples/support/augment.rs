@@ -1,6 +1,7 @@
 //! Training episodes with their objects' instance numbers renamed (ALFWorld), for the base stage and IL: see
 //! [`act_alfworld::augment`] for why. Each episode is replaced by `copies` renamed copies, each with its own
-//! random renaming; the environment is never touched, only the text the model trains on.
+//! random renaming (of receptacle numbers too when `receptacles` is set); the environment is never touched, only
+//! the text the model trains on.
 
 use act_alfworld::InstanceRenaming;
 use act_core::{Trajectory, derive_seed};
@@ -28,17 +29,31 @@ fn copies_of<T: Clone>(items: &[T], copies: usize, seed: u64, rename: impl Fn(&T
         .collect()
 }
 
+/// A random renaming of `texts`' objects, and of their receptacles when `receptacles` is set.
+fn renaming<'a>(texts: impl IntoIterator<Item = &'a str>, seed: u64, receptacles: bool) -> InstanceRenaming {
+    if receptacles {
+        InstanceRenaming::random_with_receptacles(texts, seed)
+    } else {
+        InstanceRenaming::random(texts, seed)
+    }
+}
+
 /// `copies` renamed copies of each trajectory (episode `i`'s copy `c` renamed with `derive_seed(seed, i * copies
-/// + c)`), or the trajectories as they are when `copies` is 0.
-pub fn renamed_trajectories(trajectories: &[Trajectory], copies: usize, seed: u64) -> Vec<Trajectory> {
-    copies_of(trajectories, copies, seed, |t, seed| InstanceRenaming::random(texts(t), seed).apply_to_trajectory(t))
+/// + c)`), or the trajectories as they are when `copies` is 0; `receptacles` renumbers receptacles too.
+pub fn renamed_trajectories(
+    trajectories: &[Trajectory],
+    copies: usize,
+    receptacles: bool,
+    seed: u64,
+) -> Vec<Trajectory> {
+    copies_of(trajectories, copies, seed, |t, seed| renaming(texts(t), seed, receptacles).apply_to_trajectory(t))
 }
 
 /// As [`renamed_trajectories`] for relabelled episodes: each copy's labels get its trajectory's renaming.
-pub fn renamed_relabelled(relabelled: &[Relabelled], copies: usize, seed: u64) -> Vec<Relabelled> {
+pub fn renamed_relabelled(relabelled: &[Relabelled], copies: usize, receptacles: bool, seed: u64) -> Vec<Relabelled> {
     copies_of(relabelled, copies, seed, |r, seed| {
         let all = texts(&r.trajectory).chain(r.labels.iter().map(|a| a.as_str()));
-        let renaming = InstanceRenaming::random(all, seed);
+        let renaming = renaming(all, seed, receptacles);
         Relabelled {
             trajectory: renaming.apply_to_trajectory(&r.trajectory),
             labels: r.labels.iter().map(|a| renaming.apply_to_action(a)).collect(),
@@ -56,9 +71,15 @@ mod tests {
     fn renamed_expert_episodes_stay_consistent_with_their_labels() {
         let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(12));
         let relabelled = crate::dart::relabelled_episodes(&factory, Split::Train, 12, 0.3, 4).unwrap();
-        let renamed = renamed_relabelled(&relabelled, 2, 9);
+        for receptacles in [false, true] {
+            check_renamed(&relabelled, receptacles);
+        }
+    }
+
+    fn check_renamed(relabelled: &[Relabelled], receptacles: bool) {
+        let renamed = renamed_relabelled(relabelled, 2, receptacles, 9);
         assert_eq!(renamed.len(), 24);
-        assert_eq!(renamed_relabelled(&relabelled, 2, 9), renamed, "seeded");
+        assert_eq!(renamed_relabelled(relabelled, 2, receptacles, 9), renamed, "seeded");
         let mut changed = 0;
         for (i, r) in renamed.iter().enumerate() {
             let original = &relabelled[i / 2];
@@ -74,6 +95,7 @@ mod tests {
             );
         }
         assert!(changed > 0, "some episode has an object with two instances");
-        assert_eq!(renamed_trajectories(&[relabelled[0].trajectory.clone()], 0, 1), [relabelled[0].trajectory.clone()]);
+        let first = [relabelled[0].trajectory.clone()];
+        assert_eq!(renamed_trajectories(&first, 0, receptacles, 1), first);
     }
 }

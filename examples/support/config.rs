@@ -71,6 +71,20 @@ pub enum BaseData {
     ExpertEpisodes,
 }
 
+/// Which two actions the base stage's coin-flip comparisons show (they teach π₀ the comparison format; the answer
+/// is random either way, so π₀ is never told which action to prefer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseComparisons {
+    /// Two random admissible actions.
+    #[default]
+    Random,
+    /// The expert's action against a random other admissible action, in random order: as in the comparisons ACT
+    /// trains on, one candidate is the expert's, so language modelling the candidates teaches π₀ to tell them apart
+    /// as text (the second candidate is the expert's exactly when the first is not) without any answer.
+    ExpertCandidate,
+}
+
 /// One supervised stage (the base stage or IL).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -106,6 +120,10 @@ pub struct GrpoStageConfig {
     pub max_completion_tokens: usize,
     /// The KL coefficient toward the stage's starting model (k3 estimator); 0 runs no reference model.
     pub kl_coef: f64,
+    /// The learning-rate schedule after a 5-step warm-up: `constant` (the default), `linear` or `cosine` decay to
+    /// 0 at the last step.
+    #[serde(skip_serializing_if = "is_constant")]
+    pub schedule: ScheduleKind,
 }
 
 impl Default for SftStageConfig {
@@ -130,6 +148,7 @@ impl Default for GrpoStageConfig {
             lr: 1e-3,
             max_completion_tokens: 16,
             kl_coef: 0.0,
+            schedule: ScheduleKind::Constant,
         }
     }
 }
@@ -248,6 +267,14 @@ fn is_zero(value: &f64) -> bool {
     *value == 0.0
 }
 
+fn is_constant(value: &ScheduleKind) -> bool {
+    *value == ScheduleKind::Constant
+}
+
+fn is_random_comparisons(value: &BaseComparisons) -> bool {
+    *value == BaseComparisons::Random
+}
+
 impl Default for OnlineRlConfig {
     fn default() -> Self {
         OnlineRlConfig {
@@ -322,6 +349,9 @@ pub struct TrainingConfig {
     /// hint; 0 (the default) shows none. Only the plain action prompts get hints.
     #[serde(skip_serializing_if = "is_zero")]
     pub base_hint_fraction: f64,
+    /// Which two actions the base stage's coin-flip comparisons show; `random` (the default) or `expert_candidate`.
+    #[serde(skip_serializing_if = "is_random_comparisons")]
+    pub base_comparisons: BaseComparisons,
     /// ACT: GRPO on comparison prompts.
     pub act: GrpoStageConfig,
     /// IL: SFT on expert actions.
@@ -346,6 +376,7 @@ impl Default for TrainingConfig {
             base_episodes: 100,
             base_data: BaseData::Random,
             base_hint_fraction: 0.0,
+            base_comparisons: BaseComparisons::Random,
             act: GrpoStageConfig { steps: 40, max_completion_tokens: 8, ..GrpoStageConfig::default() },
             il: SftStageConfig::default(),
             rl: GrpoStageConfig { steps: 20, lr: 3e-4, ..GrpoStageConfig::default() },
@@ -409,6 +440,12 @@ pub struct ExperimentConfig {
     /// and IL stage alike; ACT's pairs and the evaluation are not renamed.
     #[serde(skip_serializing_if = "is_zero_count")]
     pub renamed_copies: usize,
+    /// Whether `renamed_copies` also renumber each receptacle class (`m` receptacles get `m` increasing numbers
+    /// from `1..=2m`, [`act_alfworld::InstanceRenaming::random_with_receptacles`]), so that which receptacles a
+    /// room has can only be read from its description, not guessed from the habit that numbers run `1..=m`;
+    /// false (the default) keeps receptacle numbers. Needs `renamed_copies` > 0.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub renamed_receptacles: bool,
     /// Held-out measurements per training stage, after step 0 (evenly spaced, the last at the final step): the
     /// learning curves in each stage's `heldout.jsonl` / `heldout.svg`; 0 turns them off.
     pub heldout_points: usize,
@@ -441,6 +478,7 @@ impl Default for ExperimentConfig {
             il_noise: 0.0,
             il_noise_mistake_labels: true,
             renamed_copies: 0,
+            renamed_receptacles: false,
             heldout_points: 4,
             heldout_items: 32,
             training: TrainingConfig::default(),
@@ -495,6 +533,9 @@ impl ExperimentConfig {
         }
         if !(0.0..1.0).contains(&self.il_noise) {
             return Err(format!("il_noise must be in [0, 1), got {}", self.il_noise));
+        }
+        if self.renamed_receptacles && self.renamed_copies == 0 {
+            return Err("renamed_receptacles renames the renamed copies: set renamed_copies > 0 as well".into());
         }
         if self.heldout_points > 0 && self.heldout_items == 0 {
             return Err("heldout_items must be positive when heldout_points is".into());
@@ -551,6 +592,24 @@ mod tests {
         let bad = ExperimentConfig { k: 0, ..ExperimentConfig::default() };
         assert!(bad.validate().is_err());
         ExperimentConfig::default().validate().unwrap();
+        // Receptacles are renamed in the renamed copies only.
+        let receptacles_alone = ExperimentConfig { renamed_receptacles: true, ..ExperimentConfig::default() };
+        assert!(receptacles_alone.validate().unwrap_err().contains("renamed_copies"));
+        ExperimentConfig { renamed_copies: 2, ..receptacles_alone }.validate().unwrap();
+        // New settings left at their defaults do not appear in a saved config, so earlier run directories resume.
+        let saved = serde_json::to_string(&ExperimentConfig::default()).unwrap();
+        for field in ["renamed_receptacles", "base_comparisons"] {
+            assert!(!saved.contains(field), "{field} in {saved}");
+        }
+        assert!(!serde_json::to_string(&GrpoStageConfig::default()).unwrap().contains("schedule"));
+        std::fs::write(
+            &path,
+            r#"{"training": {"act": {"schedule": "cosine"}, "base_comparisons": "expert_candidate"}}"#,
+        )
+        .unwrap();
+        let c = ExperimentConfig::from_json_file(&path).unwrap();
+        assert_eq!(c.training.act.schedule, ScheduleKind::Cosine);
+        assert_eq!(c.training.base_comparisons, BaseComparisons::ExpertCandidate);
     }
 
     #[test]

@@ -257,7 +257,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let states: usize = train.iter().map(|t| t.steps.len()).sum();
     s.done(&format!("{won}/{} won, {states} states; {} held-out trajectories", train.len(), held_out.len()));
 
-    let renamed_train = crate::augment::renamed_trajectories(&train, config.renamed_copies, derive_seed(seed, 27));
+    let renamed_train = crate::augment::renamed_trajectories(
+        &train,
+        config.renamed_copies,
+        config.renamed_receptacles,
+        derive_seed(seed, 27),
+    );
     let mut il: Vec<SftSample> = renamed_train
         .iter()
         .flat_map(|t| t.states(prompts.history_len))
@@ -273,7 +278,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 derive_seed(seed, 13),
             )
         })?;
-        let relabelled = crate::augment::renamed_relabelled(&relabelled, config.renamed_copies, derive_seed(seed, 28));
+        let relabelled = crate::augment::renamed_relabelled(
+            &relabelled,
+            config.renamed_copies,
+            config.renamed_receptacles,
+            derive_seed(seed, 28),
+        );
         il.extend(crate::dart::relabelled_samples(
             &relabelled,
             &prompts.plain,
@@ -325,16 +335,23 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 }
             };
             let formats_per_state = t.base_data != BaseData::ExpertEpisodes;
-            let episodes =
-                crate::augment::renamed_trajectories(&episodes, config.renamed_copies, derive_seed(seed, 29));
+            let episodes = crate::augment::renamed_trajectories(
+                &episodes,
+                config.renamed_copies,
+                config.renamed_receptacles,
+                derive_seed(seed, 29),
+            );
             base_samples(
                 &episodes,
                 &prompts.plain,
                 &prompts.reasoning,
-                prompts.history_len,
-                formats_per_state,
-                t.base_hint_fraction,
-                derive_seed(seed, 3),
+                &crate::stages::BaseSampleOptions {
+                    history_len: prompts.history_len,
+                    formats_per_state,
+                    hint_fraction: t.base_hint_fraction,
+                    comparisons: t.base_comparisons,
+                    seed: derive_seed(seed, 3),
+                },
             )
         }
         ModelSource::Checkpoint { .. } => Vec::new(),

@@ -15,7 +15,7 @@ use act_core::{
     Action, ActionPair, AgentState, Choice, Environment, EnvironmentFactory, GrpoSample, Prompter, RewardFn, SftSample,
     Split, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
 };
-use act_grpo::{GrpoConfig, GrpoTrainer, ScheduleKind, SftConfig, SftTrainer, checkpoint_name};
+use act_grpo::{GrpoConfig, GrpoTrainer, SftConfig, SftTrainer, checkpoint_name};
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config, load_hf, save_hf};
 use act_rollout::{EpisodeSpec, RandomActor, Rollout, RolloutConfig};
 use burn::module::Module;
@@ -23,7 +23,7 @@ use burn::prelude::Device;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
+use crate::config::{BaseComparisons, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
 
 /// The error type of the pipeline: every crate's errors, with context.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -207,15 +207,16 @@ pub fn random_trajectories<F: EnvironmentFactory>(
 /// trajectories of other tasks it also learns what competent play looks like, but never which of two actions to
 /// prefer. A fraction `hint_fraction` of the trajectories shows a hint of its own first `k` actions (`k` uniform
 /// in 1..=length, the prompter's [`hint`](Prompter::hint)) before each plain prompt, so π₀ learns to follow one.
+///
+/// With [`BaseComparisons::ExpertCandidate`] each comparison shows the expert's action against a random other
+/// admissible action (in random order), still answered by a coin flip.
 pub fn base_samples(
     trajectories: &[Trajectory],
     plain: &Prompter,
     reasoning: &Prompter,
-    history_len: usize,
-    formats_per_state: bool,
-    hint_fraction: f64,
-    seed: u64,
+    options: &BaseSampleOptions,
 ) -> Vec<SftSample> {
+    let BaseSampleOptions { history_len, formats_per_state, hint_fraction, comparisons, seed } = *options;
     let mut rng = rng_from_seed(seed);
     // Its own stream, so that the samples without hints are those of a run without any.
     let mut hint_rng = rng_from_seed(derive_seed(seed, 0x6869_6e74)); // "hint"
@@ -245,7 +246,8 @@ pub fn base_samples(
                 continue;
             }
             out.push(SftSample { id: format!("{id}/reasoning"), prompt: reasoning.act(&state), completion });
-            if let Some(sample) = random_comparison(&state, reasoning, &mut rng) {
+            let expert = (comparisons == BaseComparisons::ExpertCandidate).then_some(action);
+            if let Some(sample) = random_comparison(&state, expert, reasoning, &mut rng) {
                 out.push(SftSample { id: format!("{id}/compare"), ..sample });
             }
         }
@@ -253,14 +255,44 @@ pub fn base_samples(
     out
 }
 
-fn random_comparison(state: &AgentState, prompter: &Prompter, rng: &mut act_core::ActRng) -> Option<SftSample> {
+/// Options of [`base_samples`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BaseSampleOptions {
+    /// Earlier steps a prompt shows.
+    pub history_len: usize,
+    /// The reasoning prompt and a comparison at every state, not at one random state per trajectory.
+    pub formats_per_state: bool,
+    /// The fraction of trajectories shown with a hint of their own first actions.
+    pub hint_fraction: f64,
+    /// Which two actions a comparison shows.
+    pub comparisons: BaseComparisons,
+    /// Seeds every random choice.
+    pub seed: u64,
+}
+
+/// A coin-flip comparison of two admissible actions of `state`: two random ones, or with `expert` that action
+/// against a random other one, in random order.
+fn random_comparison(
+    state: &AgentState,
+    expert: Option<&Action>,
+    prompter: &Prompter,
+    rng: &mut act_core::ActRng,
+) -> Option<SftSample> {
     let n = state.admissible_actions.len();
     if n < 2 {
         return None;
     }
     let first = rng.random_range(0..n);
     let second = (first + rng.random_range(1..n)) % n;
-    let actions = [&state.admissible_actions[first], &state.admissible_actions[second]];
+    let mut actions = [&state.admissible_actions[first], &state.admissible_actions[second]];
+    if let Some(expert) = expert {
+        let others: Vec<&Action> = state.admissible_actions.iter().filter(|a| *a != expert).collect();
+        if others.is_empty() {
+            return None;
+        }
+        let other = others[rng.random_range(0..others.len())];
+        actions = if rng.random_bool(0.5) { [expert, other] } else { [other, expert] };
+    }
     let choice = if rng.random_bool(0.5) { Choice::First } else { Choice::Second };
     Some(SftSample {
         id: String::new(),
@@ -532,7 +564,7 @@ impl StageRun<'_> {
             .with_stop(stop)
             .with_lr(stage.lr)
             .with_kl(act_grpo::KlEstimator::K3, stage.kl_coef)
-            .with_schedule(ScheduleKind::Constant, 5.min(stage.steps - 1))
+            .with_schedule(stage.schedule, 5.min(stage.steps - 1))
             .with_seed(self.seed)
             .with_total_steps(stage.steps)
             .with_checkpoint_every(self.training.checkpoint_every);
@@ -600,16 +632,43 @@ mod tests {
         let (plain, reasoning) = (Prompter::new(config(false)).unwrap(), Prompter::new(config(true)).unwrap());
         let states: usize = episodes.iter().map(|t| t.steps.len()).sum();
         let count = |samples: &[SftSample], kind: &str| samples.iter().filter(|s| s.id.ends_with(kind)).count();
-        let per_state = base_samples(&episodes, &plain, &reasoning, 32, true, 0.0, 1);
+        let options = |formats_per_state, hint_fraction| BaseSampleOptions {
+            history_len: 32,
+            formats_per_state,
+            hint_fraction,
+            comparisons: BaseComparisons::Random,
+            seed: 1,
+        };
+        let per_state = base_samples(&episodes, &plain, &reasoning, &options(true, 0.0));
         assert_eq!((count(&per_state, "/plain"), count(&per_state, "/reasoning")), (states, states));
-        let per_episode = base_samples(&episodes, &plain, &reasoning, 32, false, 0.0, 1);
+        let per_episode = base_samples(&episodes, &plain, &reasoning, &options(false, 0.0));
         assert_eq!(count(&per_episode, "/plain"), states);
         assert_eq!((count(&per_episode, "/reasoning"), count(&per_episode, "/compare")), (3, 3));
-        assert_eq!(per_episode, base_samples(&episodes, &plain, &reasoning, 32, false, 0.0, 1), "seeded");
+        assert_eq!(per_episode, base_samples(&episodes, &plain, &reasoning, &options(false, 0.0)), "seeded");
         assert!(per_episode.iter().all(|s| !s.prompt.contains("hint")));
 
+        // Expert-candidate comparisons: every comparison shows its state's expert action and one other.
+        let expert = base_samples(
+            &episodes,
+            &plain,
+            &reasoning,
+            &BaseSampleOptions { comparisons: BaseComparisons::ExpertCandidate, ..options(true, 0.0) },
+        );
+        let mut first = 0;
+        for trajectory in &episodes {
+            for (state, action) in trajectory.states(32) {
+                let id = format!("{}#{}/compare", state.task_id, state.step_index);
+                let Some(sample) = expert.iter().find(|s| s.id == id) else { continue };
+                let (one, two) = (format!("1: {action}\n"), format!("2: {action}\n"));
+                assert!(sample.prompt.contains(&one) != sample.prompt.contains(&two), "{}", sample.prompt);
+                first += usize::from(sample.prompt.contains(&one));
+            }
+        }
+        let comparisons = count(&expert, "/compare");
+        assert!(comparisons > 10 && first > 0 && first < comparisons, "{first} of {comparisons} first");
+
         // Every episode hinted: each plain prompt of an episode starts with the same hint of its first actions.
-        let hinted = base_samples(&episodes, &plain, &reasoning, 32, false, 1.0, 1);
+        let hinted = base_samples(&episodes, &plain, &reasoning, &options(false, 1.0));
         let unhinted_formats: Vec<&SftSample> = hinted.iter().filter(|s| !s.id.ends_with("/plain")).collect();
         let formats: Vec<&SftSample> = per_episode.iter().filter(|s| !s.id.ends_with("/plain")).collect();
         assert_eq!(unhinted_formats, formats, "the other formats are those of a run without hints");

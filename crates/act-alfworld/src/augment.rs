@@ -6,36 +6,74 @@
 //! observation, and then fails whenever the object in front of it is `tomato 3`. Renaming each object class's
 //! instances by a random permutation, consistently over the whole episode (task, observations, admissible actions,
 //! actions, labels), gives an episode that is just as valid and makes the number learnable only by reading.
-//! Receptacle numbers are kept: the expert's search order over them (`cabinet 1`, then `cabinet 2`) is part of
-//! what IL learns.
+//!
+//! Receptacle numbers are kept by [`InstanceRenaming::random`]: the expert's search order over them (`cabinet 1`,
+//! then `cabinet 2`) is part of what IL learns. But in the game's rooms a class's receptacles are always numbered
+//! `1..=m`, so a model can also write `shelf 3` from habit in a room whose last shelf is `shelf 2`, and the game
+//! answers "Nothing happens.". [`InstanceRenaming::random_with_receptacles`] also renumbers each receptacle class
+//! to `m` distinct numbers drawn from `1..=2m`, in increasing order: the search order and the room's descending
+//! list stay as they were, but which numbers exist can then only be read from the room's description.
 
 use std::collections::BTreeMap;
 
 use act_core::{Action, Observation, Trajectory, rng_from_seed};
 use rand::seq::SliceRandom;
 
-use crate::vocab::ObjectClass;
+use crate::vocab::{ObjectClass, ReceptacleClass};
 
-/// A renaming of object instance numbers, per object class: `numbers[class][n - 1]` is the new number of
-/// instance `n`.
+/// A renaming of instance numbers, per object class (and optionally per receptacle class): `numbers[class][n - 1]`
+/// is the new number of instance `n`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InstanceRenaming {
     numbers: BTreeMap<ObjectClass, Vec<u32>>,
+    receptacles: BTreeMap<ReceptacleClass, Vec<u32>>,
+}
+
+/// What a `<class> <number>` mention names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Object(ObjectClass),
+    Receptacle(ReceptacleClass),
 }
 
 impl InstanceRenaming {
     /// A random permutation of `1..=m` for every object class in `texts`, `m` being the highest instance number
     /// of that class the texts mention; the same `seed` gives the same renaming.
     pub fn random<'a>(texts: impl IntoIterator<Item = &'a str>, seed: u64) -> Self {
-        let mut highest: BTreeMap<ObjectClass, u32> = BTreeMap::new();
+        Self::build(texts, seed, false)
+    }
+
+    /// As [`InstanceRenaming::random`] (the same object renaming for the same seed), and each receptacle class's
+    /// `1..=m` renumbered to `m` distinct numbers drawn uniformly from `1..=2m`, kept in increasing order.
+    ///
+    /// ```
+    /// use act_alfworld::InstanceRenaming;
+    /// let room = "you see a shelf 2, a shelf 1, and a sinkbasin 1.";
+    /// let renaming = InstanceRenaming::random_with_receptacles([room], 3);
+    /// // Still two shelves and one sink basin, listed in the same (descending) order.
+    /// let renamed = renaming.apply(room);
+    /// assert_eq!(renamed.matches("shelf").count(), 2);
+    /// assert_eq!(renamed, renaming.apply(room));
+    /// ```
+    pub fn random_with_receptacles<'a>(texts: impl IntoIterator<Item = &'a str>, seed: u64) -> Self {
+        Self::build(texts, seed, true)
+    }
+
+    fn build<'a>(texts: impl IntoIterator<Item = &'a str>, seed: u64, receptacles: bool) -> Self {
+        let mut highest_object: BTreeMap<ObjectClass, u32> = BTreeMap::new();
+        let mut highest_receptacle: BTreeMap<ReceptacleClass, u32> = BTreeMap::new();
         for text in texts {
-            for (class, number, _) in object_mentions(text) {
-                let entry = highest.entry(class).or_insert(0);
+            for (class, number, _) in mentions(text) {
+                let entry = match class {
+                    Class::Object(class) => highest_object.entry(class).or_insert(0),
+                    Class::Receptacle(class) => highest_receptacle.entry(class).or_insert(0),
+                };
                 *entry = (*entry).max(number);
             }
         }
+        // Objects first, so that a seed renames objects alike with or without receptacles.
         let mut rng = rng_from_seed(seed);
-        let numbers = highest
+        let numbers = highest_object
             .into_iter()
             .map(|(class, m)| {
                 let mut permutation: Vec<u32> = (1..=m).collect();
@@ -43,15 +81,34 @@ impl InstanceRenaming {
                 (class, permutation)
             })
             .collect();
-        InstanceRenaming { numbers }
+        let receptacles = if receptacles {
+            highest_receptacle
+                .into_iter()
+                .map(|(class, m)| {
+                    let mut pool: Vec<u32> = (1..=2 * m).collect();
+                    pool.shuffle(&mut rng);
+                    let mut chosen = pool[..m as usize].to_vec();
+                    chosen.sort_unstable();
+                    (class, chosen)
+                })
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        InstanceRenaming { numbers, receptacles }
     }
 
-    /// `text` with every object mention renamed; receptacles and other numbers are left alone.
+    /// `text` with every object mention renamed (and every receptacle mention, when the renaming has receptacles);
+    /// other numbers are left alone.
     pub fn apply(&self, text: &str) -> String {
         let mut out = String::with_capacity(text.len());
         let mut copied = 0;
-        for (class, number, span) in object_mentions(text) {
-            let Some(new) = self.numbers.get(&class).and_then(|p| p.get(number as usize - 1)) else { continue };
+        for (class, number, span) in mentions(text) {
+            let table = match class {
+                Class::Object(class) => self.numbers.get(&class),
+                Class::Receptacle(class) => self.receptacles.get(&class),
+            };
+            let Some(new) = table.and_then(|p| p.get(number as usize - 1)) else { continue };
             out.push_str(&text[copied..span.start]);
             out.push_str(&new.to_string());
             copied = span.end;
@@ -80,8 +137,8 @@ impl InstanceRenaming {
     }
 }
 
-/// Every `<object class> <number>` in `text`: the class, the number and the byte range of the number.
-fn object_mentions(text: &str) -> Vec<(ObjectClass, u32, std::ops::Range<usize>)> {
+/// Every `<object or receptacle class> <number>` in `text`: the class, the number and the byte range of the number.
+fn mentions(text: &str) -> Vec<(Class, u32, std::ops::Range<usize>)> {
     let bytes = text.as_bytes();
     let mut mentions = Vec::new();
     let mut i = 0;
@@ -98,6 +155,8 @@ fn object_mentions(text: &str) -> Vec<(ObjectClass, u32, std::ops::Range<usize>)
         if bytes.get(word_end) == Some(&b' ')
             && whole_number
             && let Some(class) = ObjectClass::from_name(&text[i..word_end])
+                .map(Class::Object)
+                .or_else(|| ReceptacleClass::from_name(&text[i..word_end]).map(Class::Receptacle))
             && let Ok(number @ 1..) = text[digits..digits_end].parse::<u32>()
         {
             mentions.push((class, number, digits..digits_end));
@@ -116,7 +175,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn renaming(pairs: &[(ObjectClass, &[u32])]) -> InstanceRenaming {
-        InstanceRenaming { numbers: pairs.iter().map(|(c, p)| (*c, p.to_vec())).collect() }
+        InstanceRenaming {
+            numbers: pairs.iter().map(|(c, p)| (*c, p.to_vec())).collect(),
+            receptacles: BTreeMap::new(),
+        }
     }
 
     #[test]
@@ -171,6 +233,37 @@ mod tests {
         assert_eq!(renamed.task, trajectory.task);
     }
 
+    #[test]
+    fn no_class_name_is_both_an_object_and_a_receptacle() {
+        for class in ReceptacleClass::ALL {
+            assert_eq!(ObjectClass::from_name(class.name()), None, "{class}");
+        }
+    }
+
+    #[test]
+    fn receptacles_are_renumbered_in_order_and_objects_as_without_them() {
+        let room = "you see a cabinet 3, a cabinet 2, a cabinet 1, a fridge 1, and a mug 2. take mug 1 from cabinet 2";
+        let with = InstanceRenaming::random_with_receptacles([room], 11);
+        let without = InstanceRenaming::random([room], 11);
+        assert_eq!(with.numbers, without.numbers, "the same seed renames objects alike");
+        assert!(without.receptacles.is_empty());
+        let cabinets = &with.receptacles[&ReceptacleClass::Cabinet];
+        assert_eq!(cabinets.len(), 3);
+        assert!(cabinets.windows(2).all(|w| w[0] < w[1]) && cabinets[2] <= 6, "{cabinets:?}");
+        assert!(with.receptacles[&ReceptacleClass::Fridge][0] <= 2);
+        let renamed = with.apply(room);
+        assert!(renamed.ends_with(&format!("from cabinet {}", cabinets[1])), "{renamed}");
+        assert!(
+            renamed
+                .contains(&format!("a cabinet {}, a cabinet {}, a cabinet {},", cabinets[2], cabinets[1], cabinets[0]))
+        );
+        // Some seed moves a receptacle off its original number.
+        assert!(
+            (0..20)
+                .any(|seed| InstanceRenaming::random_with_receptacles([room], seed).apply(room) != without.apply(room))
+        );
+    }
+
     proptest! {
         /// A renaming is a bijection on each class's instances: mentions stay distinct and stay objects.
         #[test]
@@ -178,8 +271,10 @@ mod tests {
             let text: String = numbers.iter().map(|n| format!("a mug {n}, a cabinet {n}, ")).collect();
             let r = InstanceRenaming::random([text.as_str()], seed);
             let renamed = r.apply(&text);
-            let before: Vec<u32> = object_mentions(&text).into_iter().map(|(_, n, _)| n).collect();
-            let after: Vec<u32> = object_mentions(&renamed).into_iter().map(|(_, n, _)| n).collect();
+            let objects = |t: &str| -> Vec<u32> {
+                mentions(t).into_iter().filter(|(c, _, _)| matches!(c, Class::Object(_))).map(|(_, n, _)| n).collect()
+            };
+            let (before, after) = (objects(&text), objects(&renamed));
             prop_assert_eq!(before.len(), after.len());
             let highest = *numbers.iter().max().unwrap();
             prop_assert!(after.iter().all(|n| (1..=highest).contains(n)));
@@ -190,6 +285,21 @@ mod tests {
             prop_assert_eq!(receptacles(&renamed), receptacles(&text));
             let first_cabinet = format!("cabinet {}", numbers[0]);
             prop_assert!(renamed.contains(&first_cabinet));
+        }
+
+        /// Renumbered receptacles stay distinct, keep their order and fall in `1..=2m`.
+        #[test]
+        fn receptacle_renumbering_is_increasing(count in 1u32..12, seed in any::<u64>()) {
+            let text: String = (1..=count).rev().map(|n| format!("a drawer {n}, a mug {n}, ")).collect();
+            let renamed = InstanceRenaming::random_with_receptacles([text.as_str()], seed).apply(&text);
+            let drawers: Vec<u32> = mentions(&renamed)
+                .into_iter()
+                .filter(|(c, _, _)| *c == Class::Receptacle(ReceptacleClass::Drawer))
+                .map(|(_, n, _)| n)
+                .collect();
+            prop_assert_eq!(drawers.len(), count as usize);
+            prop_assert!(drawers.windows(2).all(|w| w[0] > w[1]), "descending as listed: {:?}", drawers);
+            prop_assert!(drawers.iter().all(|n| (1..=2 * count).contains(n)));
         }
     }
 }
