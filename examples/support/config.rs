@@ -387,6 +387,28 @@ impl Default for TrainingConfig {
     }
 }
 
+/// DAgger's data for IL (Ross et al. 2011, one round): π₀ plays the first `games` training tasks greedily with the
+/// expert acting at each step with probability `expert_prob` ([`act_rollout::ExpertMixture`]), and every state
+/// reached is labelled with the expert's action ([`crate::dart::mixture_episodes`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaggerConfig {
+    /// Training tasks played, the first ones (IL's own).
+    pub games: usize,
+    /// The probability that the expert, not π₀, acts at a step (DAgger's β).
+    pub expert_prob: f64,
+    /// Whether to train on the expert's label at the states where π₀ acted and erred (each such sample then needs a
+    /// sequence of its own, since the next step's history shows π₀'s action), or only on the states where the
+    /// action played was the expert's (every episode packs into one sequence; the default).
+    pub mistake_labels: bool,
+}
+
+impl Default for DaggerConfig {
+    fn default() -> Self {
+        DaggerConfig { games: 200, expert_prob: 0.5, mistake_labels: false }
+    }
+}
+
 /// A whole experiment on one benchmark and one seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -433,6 +455,11 @@ pub struct ExperimentConfig {
     /// the next step's history, so its sample cannot be packed with the rest of the episode and costs a sequence of
     /// its own; without those samples every relabelled episode trains as one packed sequence.
     pub il_noise_mistake_labels: bool,
+    /// Adds to IL's data expert-relabelled episodes of DAgger's mixture of the expert and π₀ ([`DaggerConfig`]):
+    /// the states π₀'s own mistakes lead to, each labelled with the expert's action. `None` (the default): none. An
+    /// IL variant that needs the expert at training time; it applies to every IL stage alike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub il_dagger: Option<DaggerConfig>,
     /// Replaces each training episode of the base stage and of IL (the relabelled ones included) by this many
     /// copies whose objects' instance numbers are renamed at random, consistently within the copy
     /// ([`crate::augment`]), so that an object's number can only be learnt by reading it; 0 (the default) trains
@@ -477,6 +504,7 @@ impl Default for ExperimentConfig {
             pairs_from: None,
             il_noise: 0.0,
             il_noise_mistake_labels: true,
+            il_dagger: None,
             renamed_copies: 0,
             renamed_receptacles: false,
             heldout_points: 4,
@@ -530,6 +558,14 @@ impl ExperimentConfig {
         }
         if !(0.0..=1.0).contains(&t.base_hint_fraction) {
             return Err(format!("training.base_hint_fraction must be in [0, 1], got {}", t.base_hint_fraction));
+        }
+        if let Some(dagger) = &self.il_dagger
+            && (dagger.games == 0 || !(0.0..=1.0).contains(&dagger.expert_prob))
+        {
+            return Err(format!(
+                "il_dagger needs games > 0 and expert_prob in [0, 1], got {} and {}",
+                dagger.games, dagger.expert_prob
+            ));
         }
         if !(0.0..1.0).contains(&self.il_noise) {
             return Err(format!("il_noise must be in [0, 1), got {}", self.il_noise));
@@ -598,7 +634,7 @@ mod tests {
         ExperimentConfig { renamed_copies: 2, ..receptacles_alone }.validate().unwrap();
         // New settings left at their defaults do not appear in a saved config, so earlier run directories resume.
         let saved = serde_json::to_string(&ExperimentConfig::default()).unwrap();
-        for field in ["renamed_receptacles", "base_comparisons"] {
+        for field in ["renamed_receptacles", "base_comparisons", "il_dagger"] {
             assert!(!saved.contains(field), "{field} in {saved}");
         }
         assert!(!serde_json::to_string(&GrpoStageConfig::default()).unwrap().contains("schedule"));
@@ -610,6 +646,13 @@ mod tests {
         let c = ExperimentConfig::from_json_file(&path).unwrap();
         assert_eq!(c.training.act.schedule, ScheduleKind::Cosine);
         assert_eq!(c.training.base_comparisons, BaseComparisons::ExpertCandidate);
+        std::fs::write(&path, r#"{"il_dagger": {"games": 30}}"#).unwrap();
+        let c = ExperimentConfig::from_json_file(&path).unwrap();
+        assert_eq!(c.il_dagger, Some(DaggerConfig { games: 30, ..DaggerConfig::default() }));
+        c.validate().unwrap();
+        let never_expert =
+            ExperimentConfig { il_dagger: Some(DaggerConfig { expert_prob: 1.5, ..DaggerConfig::default() }), ..c };
+        assert!(never_expert.validate().unwrap_err().contains("il_dagger"));
     }
 
     #[test]

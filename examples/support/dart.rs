@@ -6,15 +6,20 @@
 //! then sees such states (ALFWorld answers an invalid action with "Nothing happens."), where an imitator that has
 //! only seen the expert's states repeats itself. The injected mistakes are the two a policy makes: a random
 //! admissible action (a wrong turn) and repeating the previous action (at a receptacle, `go to` it again or `take`
-//! again is invalid). The labels come from the environment's expert, which can take over from any state, so this
-//! is an IL variant that needs an expert at training time, reported as such.
+//! again is invalid). [`mixture_episodes`] makes the mistakes a learner's own instead (DAgger's mixture of the
+//! expert and the learner, Ross et al. 2011): an invalid `go to`, taking an object that is not there. The labels
+//! come from the environment's expert, which can take over from any state, so both are IL variants that need an
+//! expert at training time, reported as such.
 
 use act_core::{
     Action, EnvError, Environment, EnvironmentFactory, Outcome, Prompter, SftSample, Split, Step, TaskRef, Trajectory,
     derive_seed, rng_from_seed,
 };
+use act_rollout::{Actor, EpisodeSpec, ExpertMixture, Rollout, RolloutConfig};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
+
+use crate::stages::BoxError;
 
 /// An episode as played (with its mistakes) and the expert's action at each of its states.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,6 +93,59 @@ pub fn relabelled_episodes<F: EnvironmentFactory>(
     })
 }
 
+/// Episodes of DAgger's mixture on the first `games` tasks of `split`: at each step the expert acts with
+/// probability `expert_prob`, `learner` otherwise ([`ExpertMixture`]), played `batch_size` at a time in lockstep
+/// (episode `i` resets with `derive_seed(seed, i)`); then every state is labelled with the expert's action by
+/// replaying the episode ([`relabel`]). With a language-model learner the mistakes are the learner's own (an
+/// invalid `go to`, the same action again after "Nothing happens."), which [`relabelled_episodes`]' random ones
+/// only imitate.
+pub fn mixture_episodes<F: EnvironmentFactory, A: Actor>(
+    factory: &F,
+    learner: A,
+    expert_prob: f64,
+    split: Split,
+    games: usize,
+    batch_size: usize,
+    seed: u64,
+) -> Result<Vec<Relabelled>, BoxError> {
+    let available = factory.make()?.num_tasks(split)?;
+    let specs = EpisodeSpec::split(split, games.min(available), seed);
+    let mixture = ExpertMixture::new(learner, expert_prob);
+    let config = RolloutConfig::default().with_batch_size(batch_size.max(1)).with_seed(derive_seed(seed, 1));
+    let played = Rollout::new(factory, &mixture).with_config(config).play(&specs)?;
+    let relabelled = crate::pipeline::per_episode(factory, played.len(), |env, i| {
+        relabel(env, &played[i].spec.task, &played[i].trajectory)
+    })?;
+    Ok(relabelled)
+}
+
+/// Labels each state of `trajectory` (an episode of `task`, reset with its seed) with the expert's action there,
+/// by replaying it on `env`. The replay must retrace the episode: an environment that answers differently is an
+/// error. Where the expert has nothing left to do the episode is cut.
+pub fn relabel<E: Environment + ?Sized>(
+    env: &mut E,
+    task: &TaskRef,
+    trajectory: &Trajectory,
+) -> Result<Relabelled, EnvError> {
+    let reset = env.reset(task, trajectory.seed)?;
+    let mut observation = reset.observation;
+    let mut labels = Vec::with_capacity(trajectory.steps.len());
+    for (t, step) in trajectory.steps.iter().enumerate() {
+        if observation != step.observation {
+            return Err(EnvError::Backend(format!(
+                "{}: the replay of step {t} sees another observation than the episode did ({observation:?}, not {:?})",
+                trajectory.task_id, step.observation
+            )));
+        }
+        let Some(label) = env.expert_action()? else { break };
+        labels.push(label);
+        observation = env.step(step.action.as_str())?.observation;
+    }
+    let mut trajectory = trajectory.clone();
+    trajectory.steps.truncate(labels.len());
+    Ok(Relabelled { trajectory, labels })
+}
+
 /// IL samples of relabelled episodes: every state with the expert's label, or with `mistake_labels` off only the
 /// states where the expert's label is what was played (the steps after each mistake). The latter keep each
 /// episode prefix-consistent under a conversation prompt, so the SFT trainer packs it into one sequence.
@@ -137,6 +195,37 @@ mod tests {
         let breaks = |samples: &[SftSample]| samples.windows(2).filter(|w| !continues(&w[0], &w[1])).count();
         assert_eq!(breaks(&recovery) + 1, noisy.len(), "one chain per episode");
         assert!(breaks(&all) + 1 > noisy.len());
+    }
+
+    #[test]
+    fn mixture_episodes_are_labelled_by_the_expert_where_the_learner_played() {
+        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(12));
+        let mixed = mixture_episodes(&factory, act_rollout::RandomActor, 0.6, Split::Train, 12, 4, 2).unwrap();
+        assert_eq!(mixed.len(), 12);
+        assert_eq!(mixed, mixture_episodes(&factory, act_rollout::RandomActor, 0.6, Split::Train, 12, 4, 2).unwrap());
+        let mixture = ExpertMixture::new(act_rollout::RandomActor, 0.6);
+        let specs = EpisodeSpec::split(Split::Train, 12, 2);
+        let (mut expert_steps, mut off_expert) = (0, 0);
+        for (r, spec) in mixed.iter().zip(&specs) {
+            assert_eq!(r.labels.len(), r.trajectory.steps.len());
+            for (t, (step, label)) in r.trajectory.steps.iter().zip(&r.labels).enumerate() {
+                assert!(step.admissible_actions.contains(label), "{label} not admissible");
+                if mixture.expert_acts(spec, t) {
+                    expert_steps += 1;
+                    assert_eq!(&step.action, label, "the expert's own step keeps its action as label");
+                } else {
+                    off_expert += usize::from(step.action != *label);
+                }
+            }
+        }
+        assert!(expert_steps > 0 && off_expert > 0, "{expert_steps} expert steps, {off_expert} learner mistakes");
+        // A replay that does not retrace the episode is an error, not a wrong label.
+        let mut env = factory.make().unwrap();
+        let task = TaskRef::index(Split::Train, 0);
+        let same_room = relabel(&mut env, &task, &mixed[0].trajectory).unwrap();
+        assert_eq!(same_room, mixed[0]);
+        let moved = Trajectory { steps: mixed[1].trajectory.steps.clone(), ..mixed[0].trajectory.clone() };
+        assert!(relabel(&mut env, &task, &moved).is_err());
     }
 
     #[test]

@@ -23,6 +23,7 @@ use act_eval::{
 use act_model::{BackendKind, ChatTemplate, ModelPolicy, Qwen3Config};
 use act_pairs::{PairBuilder, PairConfig, PairMode};
 use act_rewards::{ComparisonConfig, NextActionConfig};
+use act_rollout::PolicyActor;
 
 use crate::Stage;
 use crate::config::{BaseData, ExperimentConfig, ModelSource, OnlineAlgorithm, PromptStyle};
@@ -445,6 +446,45 @@ pub fn run_experiment<F: EnvironmentFactory>(
     s.done(&format!("{} training pairs, {} held-out pairs", pairs.len(), critic_pairs.len()));
     // Set once; the base stage, which made π₀, ran before the pairs existed.
     let _ = probe_pairs.set(critic_pairs.iter().take(config.heldout_items).cloned().collect());
+
+    if let Some(dagger) = &config.il_dagger {
+        let s = Stage::start("2b. DAgger episodes: π₀ and the expert, relabelled by the expert");
+        let relabelled = cached_jsonl(&dir.join("dagger_train.jsonl"), || -> Result<_, BoxError> {
+            let policy = pi0()?;
+            let actor = PolicyActor::new(&policy, prompts.plain.clone())
+                .with_sampling(SamplingParams::greedy().with_max_new_tokens(action_tokens).with_stop("</action>"));
+            crate::dart::mixture_episodes(
+                &bench.factory,
+                actor,
+                dagger.expert_prob,
+                bench.train_split,
+                dagger.games.min(config.train_games),
+                config.eval_batch_size,
+                derive_seed(seed, 30),
+            )
+        })?;
+        let steps: usize = relabelled.iter().map(|r| r.labels.len()).sum();
+        let off_expert = relabelled
+            .iter()
+            .flat_map(|r| r.trajectory.steps.iter().zip(&r.labels))
+            .filter(|(step, label)| step.action != **label)
+            .count();
+        let won = relabelled.iter().filter(|r| r.trajectory.outcome.won).count();
+        let renamed = crate::augment::renamed_relabelled(
+            &relabelled,
+            config.renamed_copies,
+            config.renamed_receptacles,
+            derive_seed(seed, 31),
+        );
+        let samples =
+            crate::dart::relabelled_samples(&renamed, &prompts.plain, prompts.history_len, dagger.mistake_labels);
+        s.done(&format!(
+            "{} episodes ({won} won), {steps} states, {off_expert} where π₀ played other than the expert; {} IL samples",
+            relabelled.len(),
+            samples.len()
+        ));
+        il.extend(samples);
+    }
 
     // 3-5. ACT, IL, RL.
     let s = Stage::start("3-5. ACT, IL, RL");

@@ -9,7 +9,8 @@
 //!   evaluation of every method of the paper's table, resumable stage by stage ([`stages`]);
 //! - [`online`]: on-line RL in the environment (episode-level GRPO, GiGPO and ActGuide-RL) as a resumable stage;
 //!   [`guided`]: ActGuide-RL's guided rollouts;
-//! - [`dart`]: expert-relabelled episodes with injected mistakes, an optional addition to IL's data;
+//! - [`dart`]: expert-relabelled episodes, with injected mistakes (DART) or π₀'s own (DAgger's mixture), optional
+//!   additions to IL's data;
 //! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact and conversation prompts for tiny
 //!   models; [`seeds`]: results over several seeds with paired comparisons; [`cli`]: the examples' command line.
 

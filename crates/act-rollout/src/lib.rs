@@ -9,7 +9,8 @@
 //! them, the action sent, its validity and reward).
 //!
 //! Actors: the environment's expert ([`ExpertActor`]), a uniformly random admissible action ([`RandomActor`]),
-//! any act-core [`Policy`](act_core::Policy) behind a prompt ([`PolicyActor`]), or your own [`Actor`].
+//! any act-core [`Policy`](act_core::Policy) behind a prompt ([`PolicyActor`]), DAgger's mixture of the expert and a
+//! learner ([`ExpertMixture`]), or your own [`Actor`].
 //! [`EpisodeSpec::groups`] makes groups of G episodes on the same task from the same seed, with group keys, for
 //! GRPO and GiGPO. Invalid actions are sent as they are (the benchmarks' protocol) or snapped to the nearest
 //! admissible action ([`InvalidActionHandling`]). Guided rollouts (ActGuide-RL) show a hint of reference actions
@@ -54,6 +55,7 @@ mod episode;
 mod error;
 mod guidance;
 mod invalid;
+mod mixture;
 mod spec;
 
 pub use actor::{Actor, Decision, ExpertActor, PolicyActor, RandomActor, View};
@@ -62,4 +64,5 @@ pub use episode::{PlayedEpisode, Turn};
 pub use error::{ActError, RolloutError};
 pub use guidance::{HintSearch, HintSearcher, search_hint_length};
 pub use invalid::{InvalidActionHandling, nearest_admissible};
+pub use mixture::ExpertMixture;
 pub use spec::EpisodeSpec;
