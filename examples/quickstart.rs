@@ -10,9 +10,10 @@
 //! The recipe is `examples/configs/quickstart.json` (built in; `--config` replaces it): `small-400k` in the
 //! conversation style. Stages, each resumable and writing to the run directory (see `act_examples::experiment`):
 //! expert trajectories → tokenizer and π₀, language-modelled on the expert episodes of other training games →
-//! critic pairs from π₀ → ACT (GRPO on comparisons) → IL (SFT) → RL (GRPO on next actions) → on-line
-//! evaluation of prompt, prompt + reasoning, ACT only, IL, ACT → IL, IL → RL, ACT → IL → RL and the controls,
-//! with next-action accuracy on held-out expert states and critic accuracy on held-out pairs.
+//! critic pairs from π₀ → DAgger's states (π₀ and the expert mixed, relabelled by the expert) → ACT (GRPO on
+//! comparisons) → IL (SFT) → RL (GRPO on next actions) → on-line evaluation of prompt, prompt + reasoning, ACT
+//! only, IL, ACT → IL, IL → RL, ACT → IL → RL and the controls, with next-action accuracy on held-out expert states
+//! and critic accuracy on held-out pairs.
 
 use act_examples::cli::{PipelineArgs, run_seeds};
 use act_examples::config::ExperimentConfig;

@@ -121,7 +121,8 @@ pub fn mixture_episodes<F: EnvironmentFactory, A: Actor>(
 
 /// Labels each state of `trajectory` (an episode of `task`, reset with its seed) with the expert's action there,
 /// by replaying it on `env`. The replay must retrace the episode: an environment that answers differently is an
-/// error. Where the expert has nothing left to do the episode is cut.
+/// error. Where the expert has nothing left to do the episode's steps are cut there (its outcome stays the
+/// whole episode's).
 pub fn relabel<E: Environment + ?Sized>(
     env: &mut E,
     task: &TaskRef,
