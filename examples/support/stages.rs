@@ -282,17 +282,21 @@ fn random_comparison(
     if n < 2 {
         return None;
     }
-    let first = rng.random_range(0..n);
-    let second = (first + rng.random_range(1..n)) % n;
-    let mut actions = [&state.admissible_actions[first], &state.admissible_actions[second]];
-    if let Some(expert) = expert {
-        let others: Vec<&Action> = state.admissible_actions.iter().filter(|a| *a != expert).collect();
-        if others.is_empty() {
-            return None;
+    let actions = match expert {
+        None => {
+            let first = rng.random_range(0..n);
+            let second = (first + rng.random_range(1..n)) % n;
+            [&state.admissible_actions[first], &state.admissible_actions[second]]
         }
-        let other = others[rng.random_range(0..others.len())];
-        actions = if rng.random_bool(0.5) { [expert, other] } else { [other, expert] };
-    }
+        Some(expert) => {
+            let others: Vec<&Action> = state.admissible_actions.iter().filter(|a| *a != expert).collect();
+            if others.is_empty() {
+                return None;
+            }
+            let other = others[rng.random_range(0..others.len())];
+            if rng.random_bool(0.5) { [expert, other] } else { [other, expert] }
+        }
+    };
     let choice = if rng.random_bool(0.5) { Choice::First } else { Choice::Second };
     Some(SftSample {
         id: String::new(),
