@@ -34,6 +34,7 @@ fn main() {
             eval_splits: vec![Split::Test],
             show_admissible: true,
             numbered_objects: false,
+            memory_line: false,
         };
         run_seeds(&bench, &args.pipeline, &config, "webshop")
     });

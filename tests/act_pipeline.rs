@@ -24,6 +24,7 @@ fn bench() -> Benchmark<AlfworldFactory> {
         eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
         show_admissible: true,
         numbered_objects: true,
+        memory_line: false,
     }
 }
 
@@ -277,6 +278,39 @@ fn renamed_copies_need_numbered_objects() {
     let err = run_experiment(&unnumbered, &config, &dir.path().join("run")).unwrap_err().to_string();
     assert!(err.contains("renamed_copies"), "{err}");
     assert!(!dir.path().join("run").exists(), "refused before anything is written");
+}
+
+#[test]
+fn a_memory_line_must_match_the_benchmark() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = ExperimentConfig { memory_line: true, ..toy_config() };
+    let err = run_experiment(&bench(), &config, &dir.path().join("run")).unwrap_err().to_string();
+    assert!(err.contains("memory_line"), "{err}");
+    assert!(!dir.path().join("run").exists(), "refused before anything is written");
+}
+
+#[test]
+fn dagger_rounds_train_each_il_stage_in_parts_on_its_own_relabelled_episodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = toy_config();
+    config.controls = false;
+    config.training.online = None;
+    config.il_dagger = Some(act_examples::config::DaggerConfig { games: 2, rounds: 2, ..Default::default() });
+    run_experiment(&bench(), &config, dir.path()).unwrap();
+    for stage in ["il", "act_il"] {
+        let first = record(dir.path(), &format!("{stage}_round1"));
+        let last = record(dir.path(), stage);
+        assert_eq!(first.steps + last.steps, config.training.il.steps);
+        assert!(last.samples > first.samples, "{stage}: the second part adds its DAgger episodes");
+        assert_eq!(last.started_from, Some(dir.path().join("models").join(format!("{stage}_round1")).join("model")));
+        // The second round plays the next games, with the first part's model.
+        let episodes: Vec<act_examples::dart::Relabelled> =
+            read_jsonl(dir.path().join(format!("dagger_{stage}_round1.jsonl"))).unwrap();
+        let ids: Vec<&str> = episodes.iter().map(|r| r.trajectory.task_id.as_str()).collect();
+        assert_eq!(ids, ["train/2", "train/3"]);
+    }
+    let first: Vec<act_examples::dart::Relabelled> = read_jsonl(dir.path().join("dagger_train.jsonl")).unwrap();
+    assert_eq!(first.iter().map(|r| r.trajectory.task_id.as_str()).collect::<Vec<_>>(), ["train/0", "train/1"]);
 }
 
 #[test]

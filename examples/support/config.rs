@@ -83,6 +83,13 @@ pub enum BaseComparisons {
     /// trains on, one candidate is the expert's, so language modelling the candidates teaches π₀ to tell them apart
     /// as text (the second candidate is the expert's exactly when the first is not) without any answer.
     ExpertCandidate,
+    /// As [`BaseComparisons::ExpertCandidate`], and the completion first proposes an action, the state's expert
+    /// action, as its reasoning (`<think>go to desk 1</think><answer>2</answer>`), then the coin-flip answer. π₀
+    /// learns nothing it does not learn from the episodes' actions, and the answer stays uninformed (its critic
+    /// accuracy is chance); what it gains is a reasoning format its own next-action knowledge can fill, so that ACT's
+    /// GRPO, rewarded for the choice only, can learn to answer with the candidate its thought proposes. A reasoning
+    /// format for models trained from scratch, which have none of a pretrained model's; reported as such.
+    ThoughtFirst,
 }
 
 /// One supervised stage (the base stage or IL).
@@ -401,11 +408,23 @@ pub struct DaggerConfig {
     /// sequence of its own, since the next step's history shows π₀'s action), or only on the states where the
     /// action played was the expert's (every episode packs into one sequence; the default).
     pub mistake_labels: bool,
+    /// DAgger's rounds: 1 (the default) trains each IL stage once on the expert's and π₀'s relabelled episodes;
+    /// `n` > 1 splits each IL stage's steps into `n` equal parts (the stage `il` then trains as `il_round1`, ...,
+    /// `il`, each part a new learning-rate schedule from the last part's model), and before part `r` the model of
+    /// part `r - 1` plays `games` further training games mixed with the expert, whose relabelled episodes join
+    /// the data (DAgger's aggregation): each IL stage, IL and ACT → IL alike, then also learns from the states
+    /// its own mistakes lead to.
+    #[serde(skip_serializing_if = "is_one")]
+    pub rounds: usize,
+}
+
+fn is_one(value: &usize) -> bool {
+    *value == 1
 }
 
 impl Default for DaggerConfig {
     fn default() -> Self {
-        DaggerConfig { games: 200, expert_prob: 0.5, mistake_labels: false }
+        DaggerConfig { games: 200, expert_prob: 0.5, mistake_labels: false, rounds: 1 }
     }
 }
 
@@ -473,6 +492,11 @@ pub struct ExperimentConfig {
     /// false (the default) keeps receptacle numbers. Needs `renamed_copies` > 0.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub renamed_receptacles: bool,
+    /// Whether ALFWorld's observations end with a memory line of the receptacles not visited yet
+    /// ([`act_alfworld::AlfworldConfig::memory_line`]), in training data and evaluation alike; false (the default)
+    /// keeps upstream's text. Native ALFWorld only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub memory_line: bool,
     /// Held-out measurements per training stage, after step 0 (evenly spaced, the last at the final step): the
     /// learning curves in each stage's `heldout.jsonl` / `heldout.svg`; 0 turns them off.
     pub heldout_points: usize,
@@ -507,6 +531,7 @@ impl Default for ExperimentConfig {
             il_dagger: None,
             renamed_copies: 0,
             renamed_receptacles: false,
+            memory_line: false,
             heldout_points: 4,
             heldout_items: 32,
             training: TrainingConfig::default(),
@@ -565,6 +590,14 @@ impl ExperimentConfig {
             return Err(format!(
                 "il_dagger needs games > 0 and expert_prob in [0, 1], got {} and {}",
                 dagger.games, dagger.expert_prob
+            ));
+        }
+        if let Some(dagger) = &self.il_dagger
+            && (dagger.rounds == 0 || dagger.rounds > t.il.steps)
+        {
+            return Err(format!(
+                "il_dagger.rounds must be between 1 and training.il.steps ({}), got {}",
+                t.il.steps, dagger.rounds
             ));
         }
         if !(0.0..1.0).contains(&self.il_noise) {
@@ -634,7 +667,7 @@ mod tests {
         ExperimentConfig { renamed_copies: 2, ..receptacles_alone }.validate().unwrap();
         // New settings left at their defaults do not appear in a saved config, so earlier run directories resume.
         let saved = serde_json::to_string(&ExperimentConfig::default()).unwrap();
-        for field in ["renamed_receptacles", "base_comparisons", "il_dagger"] {
+        for field in ["renamed_receptacles", "base_comparisons", "il_dagger", "memory_line"] {
             assert!(!saved.contains(field), "{field} in {saved}");
         }
         assert!(!serde_json::to_string(&GrpoStageConfig::default()).unwrap().contains("schedule"));
@@ -650,9 +683,23 @@ mod tests {
         let c = ExperimentConfig::from_json_file(&path).unwrap();
         assert_eq!(c.il_dagger, Some(DaggerConfig { games: 30, ..DaggerConfig::default() }));
         c.validate().unwrap();
-        let never_expert =
-            ExperimentConfig { il_dagger: Some(DaggerConfig { expert_prob: 1.5, ..DaggerConfig::default() }), ..c };
+        assert!(!serde_json::to_string(&c).unwrap().contains("rounds"), "one round is not written");
+        let never_expert = ExperimentConfig {
+            il_dagger: Some(DaggerConfig { expert_prob: 1.5, ..DaggerConfig::default() }),
+            ..c.clone()
+        };
         assert!(never_expert.validate().unwrap_err().contains("il_dagger"));
+        std::fs::write(&path, r#"{"il_dagger": {"rounds": 2}, "training": {"base_comparisons": "thought_first"}}"#)
+            .unwrap();
+        let two = ExperimentConfig::from_json_file(&path).unwrap();
+        assert_eq!(two.il_dagger.as_ref().map(|d| d.rounds), Some(2));
+        assert_eq!(two.training.base_comparisons, BaseComparisons::ThoughtFirst);
+        two.validate().unwrap();
+        for rounds in [0, two.training.il.steps + 1] {
+            let bad =
+                ExperimentConfig { il_dagger: Some(DaggerConfig { rounds, ..DaggerConfig::default() }), ..c.clone() };
+            assert!(bad.validate().unwrap_err().contains("rounds"), "{rounds} rounds");
+        }
     }
 
     #[test]

@@ -93,7 +93,8 @@ pub fn relabelled_episodes<F: EnvironmentFactory>(
     })
 }
 
-/// Episodes of DAgger's mixture on the first `games` tasks of `split`: at each step the expert acts with
+/// Episodes of DAgger's mixture on the tasks `tasks` of `split` (indices past the split's end wrap around): at
+/// each step the expert acts with
 /// probability `expert_prob`, `learner` otherwise ([`ExpertMixture`]), played `batch_size` at a time in lockstep
 /// (episode `i` resets with `derive_seed(seed, i)`); then every state is labelled with the expert's action by
 /// replaying the episode ([`relabel`]). With a language-model learner the mistakes are the learner's own (an
@@ -104,12 +105,15 @@ pub fn mixture_episodes<F: EnvironmentFactory, A: Actor>(
     learner: A,
     expert_prob: f64,
     split: Split,
-    games: usize,
+    tasks: std::ops::Range<usize>,
     batch_size: usize,
     seed: u64,
 ) -> Result<Vec<Relabelled>, BoxError> {
     let available = factory.make()?.num_tasks(split)?;
-    let specs = EpisodeSpec::split(split, games.min(available), seed);
+    let mut specs = EpisodeSpec::split(split, tasks.len().min(available), seed);
+    for spec in &mut specs {
+        spec.task = TaskRef::index(split, (tasks.start + spec.index) % available.max(1));
+    }
     let mixture = ExpertMixture::new(learner, expert_prob);
     let config = RolloutConfig::default().with_batch_size(batch_size.max(1)).with_seed(derive_seed(seed, 1));
     let played = Rollout::new(factory, &mixture).with_config(config).play(&specs)?;
@@ -201,9 +205,16 @@ mod tests {
     #[test]
     fn mixture_episodes_are_labelled_by_the_expert_where_the_learner_played() {
         let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(12));
-        let mixed = mixture_episodes(&factory, act_rollout::RandomActor, 0.6, Split::Train, 12, 4, 2).unwrap();
+        let mixed = mixture_episodes(&factory, act_rollout::RandomActor, 0.6, Split::Train, 0..12, 4, 2).unwrap();
         assert_eq!(mixed.len(), 12);
-        assert_eq!(mixed, mixture_episodes(&factory, act_rollout::RandomActor, 0.6, Split::Train, 12, 4, 2).unwrap());
+        assert_eq!(
+            mixed,
+            mixture_episodes(&factory, act_rollout::RandomActor, 0.6, Split::Train, 0..12, 4, 2).unwrap()
+        );
+        // A later round's games start further on and wrap around the split.
+        let later = mixture_episodes(&factory, act_rollout::RandomActor, 0.6, Split::Train, 10..13, 4, 2).unwrap();
+        let tasks: Vec<&str> = later.iter().map(|r| r.trajectory.task_id.as_str()).collect();
+        assert_eq!(tasks, [&mixed[10].trajectory.task_id, &mixed[11].trajectory.task_id, &mixed[0].trajectory.task_id]);
         let mixture = ExpertMixture::new(act_rollout::RandomActor, 0.6);
         let specs = EpisodeSpec::split(Split::Train, 12, 2);
         let (mut expert_steps, mut off_expert) = (0, 0);

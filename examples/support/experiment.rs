@@ -49,12 +49,15 @@ pub struct Benchmark<F> {
     /// Whether objects are named `<class> <number>` with arbitrary numbers (ALFWorld), so that training episodes
     /// can be augmented by renaming them (`renamed_copies`).
     pub numbered_objects: bool,
+    /// Whether observations end with ALFWorld's memory line of unvisited receptacles
+    /// ([`act_alfworld::AlfworldConfig::memory_line`]); must match the config's `memory_line`.
+    pub memory_line: bool,
 }
 
 impl Benchmark<act_alfworld::AlfworldFactory> {
     /// The native ALFWorld as the quickstart and the `alfworld` example run it: `train_tasks` training tasks
-    /// ([`ExperimentConfig::train_tasks`](crate::config::ExperimentConfig::train_tasks)), then on-line evaluation on
-    /// the in-distribution and out-of-distribution splits.
+    /// ([`ExperimentConfig::train_tasks`]), then on-line evaluation on the in-distribution and out-of-distribution
+    /// splits; upstream's text (see [`Benchmark::with_memory_line`]).
     pub fn native_alfworld(train_tasks: usize) -> Self {
         let config = act_alfworld::AlfworldConfig::default().with_train_size(train_tasks.max(1));
         Benchmark {
@@ -65,7 +68,15 @@ impl Benchmark<act_alfworld::AlfworldFactory> {
             eval_splits: vec![Split::EvalInDistribution, Split::EvalOutOfDistribution],
             show_admissible: true,
             numbered_objects: true,
+            memory_line: false,
         }
+    }
+
+    /// Sets whether observations end with the memory line of unvisited receptacles (the config's `memory_line`).
+    pub fn with_memory_line(mut self, memory_line: bool) -> Self {
+        self.factory.config.memory_line = memory_line;
+        self.memory_line = memory_line;
+        self
     }
 }
 
@@ -82,6 +93,7 @@ impl Benchmark<act_sciworld::SciWorldFactory> {
             eval_splits: vec![Split::Test],
             show_admissible: false,
             numbered_objects: false,
+            memory_line: false,
         }
     }
 }
@@ -202,6 +214,9 @@ pub fn run_experiment<F: EnvironmentFactory>(
     config.validate()?;
     if config.renamed_copies > 0 && !bench.numbered_objects {
         return Err(format!("renamed_copies: {} does not number its objects; set it to 0", bench.name).into());
+    }
+    if config.memory_line != bench.memory_line {
+        return Err(format!("memory_line: {} has no memory line to turn on or off here; remove it", bench.name).into());
     }
     std::fs::create_dir_all(dir)?;
     let config_json = serde_json::to_string_pretty(config)?;
@@ -447,20 +462,26 @@ pub fn run_experiment<F: EnvironmentFactory>(
     // Set once; the base stage, which made π₀, ran before the pairs existed.
     let _ = probe_pairs.set(critic_pairs.iter().take(config.heldout_items).cloned().collect());
 
-    if let Some(dagger) = &config.il_dagger {
-        let s = Stage::start("2b. DAgger episodes: π₀ and the expert, relabelled by the expert");
-        let relabelled = cached_jsonl(&dir.join("dagger_train.jsonl"), || -> Result<_, BoxError> {
-            let policy = pi0()?;
-            let actor = PolicyActor::new(&policy, prompts.plain.clone())
+    // DAgger's episodes of `policy` on `games` training games from `first` on, relabelled by the expert, cached at
+    // `path`, as IL samples; `who` names the policy in the progress line.
+    let dagger_samples = |dagger: &crate::config::DaggerConfig,
+                          policy: &ModelPolicy,
+                          who: &str,
+                          first: usize,
+                          path: &Path,
+                          seeds: (u64, u64)|
+     -> Result<Vec<SftSample>, BoxError> {
+        let relabelled = cached_jsonl(path, || -> Result<_, BoxError> {
+            let actor = PolicyActor::new(policy, prompts.plain.clone())
                 .with_sampling(SamplingParams::greedy().with_max_new_tokens(action_tokens).with_stop("</action>"));
             crate::dart::mixture_episodes(
                 &bench.factory,
                 actor,
                 dagger.expert_prob,
                 bench.train_split,
-                dagger.games.min(config.train_games),
+                first..first + dagger.games.min(config.train_games),
                 config.eval_batch_size,
-                derive_seed(seed, 30),
+                seeds.0,
             )
         })?;
         let steps: usize = relabelled.iter().map(|r| r.labels.len()).sum();
@@ -470,19 +491,23 @@ pub fn run_experiment<F: EnvironmentFactory>(
             .filter(|(step, label)| step.action != **label)
             .count();
         let won = relabelled.iter().filter(|r| r.trajectory.outcome.won).count();
-        let renamed = crate::augment::renamed_relabelled(
-            &relabelled,
-            config.renamed_copies,
-            config.renamed_receptacles,
-            derive_seed(seed, 31),
-        );
+        let renamed =
+            crate::augment::renamed_relabelled(&relabelled, config.renamed_copies, config.renamed_receptacles, seeds.1);
         let samples =
             crate::dart::relabelled_samples(&renamed, &prompts.plain, prompts.history_len, dagger.mistake_labels);
-        s.done(&format!(
-            "{} episodes ({won} won), {steps} states, {off_expert} where π₀ played other than the expert; {} IL samples",
+        println!(
+            "    DAgger: {} episodes ({won} won), {steps} states, {off_expert} where {who} played other than the \
+             expert; {} IL samples",
             relabelled.len(),
             samples.len()
-        ));
+        );
+        Ok(samples)
+    };
+    if let Some(dagger) = &config.il_dagger {
+        let s = Stage::start("2b. DAgger episodes: π₀ and the expert, relabelled by the expert");
+        let path = dir.join("dagger_train.jsonl");
+        let samples = dagger_samples(dagger, &pi0()?, "π₀", 0, &path, (derive_seed(seed, 30), derive_seed(seed, 31)))?;
+        s.done(&format!("{} IL samples", samples.len()));
         il.extend(samples);
     }
 
@@ -494,8 +519,42 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let base = StartFrom::Dir(base_dir.clone());
     let act = act_samples(&pairs, &prompts.reasoning);
     stage_run("act", base.clone(), derive_seed(seed, 10)).grpo(&t.act, act, comparison.clone(), "</answer>")?;
-    stage_run("il", base.clone(), derive_seed(seed, 11)).sft(&t.il, il.clone())?;
-    stage_run("act_il", from("act"), derive_seed(seed, 11)).sft(&t.il, il.clone())?;
+    // An IL stage, in DAgger's rounds when `il_dagger.rounds` > 1: part `r` adds the relabelled episodes of part
+    // `r - 1`'s model on the next `games` training games (the same games and coin flips for every IL stage).
+    let il_stage =
+        |name: &'static str, start: StartFrom, sft: &crate::config::SftStageConfig| -> Result<(), BoxError> {
+            let rounds = config.il_dagger.as_ref().map_or(1, |d| d.rounds);
+            let mut data = il.clone();
+            let (mut start, mut previous) = (start, None::<String>);
+            for round in 0..rounds {
+                let part = if round + 1 == rounds { name.to_owned() } else { format!("{name}_round{}", round + 1) };
+                if let (Some(dagger), Some(previous)) = (&config.il_dagger, &previous) {
+                    let model_path = model_dir(&models.join(previous));
+                    let path = dir.join(format!("dagger_{previous}.jsonl"));
+                    discard_if_older(&path, &model_path)?;
+                    let model = crate::stages::load_model(&model_path, &context.device()?)?;
+                    let policy = context.policy(previous, model, 64).with_prefix_reuse(256);
+                    let seeds = (derive_seed(seed, 40 + round as u64), derive_seed(seed, 50 + round as u64));
+                    data.extend(dagger_samples(dagger, &policy, previous, round * dagger.games, &path, seeds)?);
+                }
+                let steps = sft.steps * (round + 1) / rounds - sft.steps * round / rounds;
+                let run = StageRun {
+                    name: &part,
+                    dir: models.join(&part),
+                    context: &context,
+                    training: t,
+                    start,
+                    seed: derive_seed(derive_seed(seed, 11), round as u64),
+                    probe: probe.as_ref(),
+                };
+                run.sft(&crate::config::SftStageConfig { steps, ..sft.clone() }, data.clone())?;
+                start = StartFrom::Dir(model_dir(&models.join(&part)));
+                previous = Some(part);
+            }
+            Ok(())
+        };
+    il_stage("il", base.clone(), &t.il)?;
+    il_stage("act_il", from("act"), &t.il)?;
     stage_run("il_rl", from("il"), derive_seed(seed, 12)).grpo(&t.rl, rl.clone(), next_action.clone(), "</action>")?;
     stage_run("act_il_rl", from("act_il"), derive_seed(seed, 12)).grpo(&t.rl, rl, next_action, "</action>")?;
     if let Some(online) = &t.online {
@@ -525,7 +584,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     }
     if config.controls {
         let matched = crate::config::SftStageConfig { steps: t.il.steps + t.act.steps, ..t.il.clone() };
-        stage_run("il_matched", base.clone(), derive_seed(seed, 11)).sft(&matched, il.clone())?;
+        il_stage("il_matched", base.clone(), &matched)?;
         // Re-sampled pairs: a fresh alternative per state for every pass ACT makes over the states.
         let passes = (t.act.steps * t.act.prompts_per_step).div_ceil(pairs.len().max(1)).max(1);
         let resampled = cached_pairs(&dir.join("pairs_resampled.jsonl"), || {
@@ -538,7 +597,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
         })?;
         let act = act_samples(&resampled, &prompts.reasoning);
         stage_run("act_resampled", base.clone(), derive_seed(seed, 10)).grpo(&t.act, act, comparison, "</answer>")?;
-        stage_run("act_resampled_il", from("act_resampled"), derive_seed(seed, 11)).sft(&t.il, il)?;
+        il_stage("act_resampled_il", from("act_resampled"), &t.il)?;
     }
     s.done("models/");
 

@@ -209,7 +209,8 @@ pub fn random_trajectories<F: EnvironmentFactory>(
 /// in 1..=length, the prompter's [`hint`](Prompter::hint)) before each plain prompt, so π₀ learns to follow one.
 ///
 /// With [`BaseComparisons::ExpertCandidate`] each comparison shows the expert's action against a random other
-/// admissible action (in random order), still answered by a coin flip.
+/// admissible action (in random order), still answered by a coin flip; [`BaseComparisons::ThoughtFirst`] also
+/// writes the expert's action as the completion's thought before that answer.
 pub fn base_samples(
     trajectories: &[Trajectory],
     plain: &Prompter,
@@ -246,9 +247,13 @@ pub fn base_samples(
                 continue;
             }
             out.push(SftSample { id: format!("{id}/reasoning"), prompt: reasoning.act(&state), completion });
-            let expert = (comparisons == BaseComparisons::ExpertCandidate).then_some(action);
+            let expert = (comparisons != BaseComparisons::Random).then_some(action);
             if let Some(sample) = random_comparison(&state, expert, reasoning, &mut rng) {
-                out.push(SftSample { id: format!("{id}/compare"), ..sample });
+                let completion = match comparisons {
+                    BaseComparisons::ThoughtFirst => format!("<think>{action}</think>{}", sample.completion),
+                    _ => sample.completion,
+                };
+                out.push(SftSample { id: format!("{id}/compare"), completion, ..sample });
             }
         }
     }
@@ -670,6 +675,29 @@ mod tests {
         }
         let comparisons = count(&expert, "/compare");
         assert!(comparisons > 10 && first > 0 && first < comparisons, "{first} of {comparisons} first");
+
+        // Thought first: the same comparisons, each completion proposing the state's expert action before its answer.
+        let thought = base_samples(
+            &episodes,
+            &plain,
+            &reasoning,
+            &BaseSampleOptions { comparisons: BaseComparisons::ThoughtFirst, ..options(true, 0.0) },
+        );
+        let mut answers = [0; 2];
+        for trajectory in &episodes {
+            for (state, action) in trajectory.states(32) {
+                let id = format!("{}#{}/compare", state.task_id, state.step_index);
+                let (Some(with), Some(without)) =
+                    (thought.iter().find(|s| s.id == id), expert.iter().find(|s| s.id == id))
+                else {
+                    continue;
+                };
+                assert_eq!(with.prompt, without.prompt);
+                assert_eq!(with.completion, format!("<think>{action}</think>{}", without.completion));
+                answers[usize::from(with.completion.ends_with("<answer>2</answer>"))] += 1;
+            }
+        }
+        assert!(answers[0] > 0 && answers[1] > 0, "the answer stays a coin flip: {answers:?}");
 
         // Every episode hinted: each plain prompt of an episode starts with the same hint of its first actions.
         let hinted = base_samples(&episodes, &plain, &reasoning, &options(false, 1.0));

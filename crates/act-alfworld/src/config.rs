@@ -71,6 +71,11 @@ pub struct AlfworldConfig {
     /// a move (the default here), but upstream ALFWorld's gym wrapper (`max_episode_steps`) counts every command:
     /// set this to match published evaluations, where an invalid command costs a turn.
     pub count_invalid_steps: bool,
+    /// Whether every observation ends with a memory line, `Unvisited: <the receptacles not gone to yet, in the
+    /// room's listing order>.` (`Unvisited: nothing.` once all are), as agents with a memory of visited places
+    /// keep one. Off by default (upstream's text); it only restates what the episode so far has shown the agent,
+    /// so a small model need not recover the room's list and its own path from a long history to search.
+    pub memory_line: bool,
 }
 
 impl Default for AlfworldConfig {
@@ -83,6 +88,7 @@ impl Default for AlfworldConfig {
             eval_in_distribution_size: 140,
             eval_out_of_distribution_size: 134,
             count_invalid_steps: false,
+            memory_line: false,
         }
     }
 }
@@ -115,6 +121,12 @@ impl AlfworldConfig {
     /// Sets whether "Nothing happens." uses up a step.
     pub fn with_count_invalid_steps(mut self, count: bool) -> Self {
         self.count_invalid_steps = count;
+        self
+    }
+
+    /// Sets whether observations end with the memory line of unvisited receptacles.
+    pub fn with_memory_line(mut self, memory_line: bool) -> Self {
+        self.memory_line = memory_line;
         self
     }
 

@@ -3,6 +3,7 @@
 use act_core::{Action, EnvError, Environment, Observation, Reset, Split, TaskInfo, TaskRef, Transition};
 use serde_json::{Map, Value};
 
+use crate::commands::Command;
 use crate::config::AlfworldConfig;
 use crate::expert::Expert;
 use crate::scene::Scene;
@@ -30,6 +31,61 @@ struct Episode {
     steps: usize,
     won: bool,
     done: bool,
+    /// Per receptacle: whether a `go to` has reached it (for the memory line).
+    visited: Vec<bool>,
+}
+
+impl Episode {
+    /// Appends the memory line (`config.memory_line`) to `observation`.
+    fn remember(&self, config: &AlfworldConfig, mut observation: String) -> String {
+        if config.memory_line {
+            let receptacles = &self.world.scene().receptacles;
+            let unvisited =
+                receptacles.iter().zip(&self.visited).filter(|(_, v)| !**v).map(|(r, _)| (r.class.name(), r.number));
+            observation.push_str("\nUnvisited: ");
+            push_ranges(&mut observation, unvisited);
+            observation.push('.');
+        }
+        observation
+    }
+}
+
+/// Appends `receptacles` (class name, number) as runs of consecutive numbers per class, classes in order of first
+/// appearance, numbers ascending: `cabinet 1-4, cabinet 6, drawer 2-3`; `nothing` when there are none. A run's first
+/// number is where the expert's search of a class goes next (it searches a class in ascending numbers), and a
+/// kitchen's 35 receptacles take a dozen entries instead of 35.
+fn push_ranges<'a>(out: &mut String, receptacles: impl Iterator<Item = (&'a str, u16)>) {
+    let mut classes: Vec<(&str, Vec<u16>)> = Vec::new();
+    for (class, number) in receptacles {
+        match classes.iter_mut().find(|(c, _)| *c == class) {
+            Some((_, numbers)) => numbers.push(number),
+            None => classes.push((class, vec![number])),
+        }
+    }
+    if classes.is_empty() {
+        out.push_str("nothing");
+    }
+    let mut first = true;
+    for (class, mut numbers) in classes {
+        numbers.sort_unstable();
+        let mut i = 0;
+        while i < numbers.len() {
+            let mut j = i;
+            while j + 1 < numbers.len() && numbers[j + 1] == numbers[j] + 1 {
+                j += 1;
+            }
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+            out.push_str(&if i == j {
+                format!("{class} {}", numbers[i])
+            } else {
+                format!("{class} {}-{}", numbers[i], numbers[j])
+            });
+            i = j + 1;
+        }
+    }
 }
 
 impl AlfworldEnv {
@@ -93,13 +149,13 @@ impl Environment for AlfworldEnv {
         };
         let world = World::new(scene, self.config.grammar);
         let expert = Expert::new(&world);
-        let reset = Reset {
-            observation: Observation::new(world.intro()),
-            task: info.clone(),
-            admissible_actions: Some(actions(&world)),
-        };
-        self.episode = Some(Episode { world, expert, task: info, steps: 0, won: false, done: false });
-        Ok(reset)
+        let intro = world.intro();
+        let admissible_actions = Some(actions(&world));
+        let visited = vec![false; world.names().receptacles.len()];
+        let episode = Episode { world, expert, task: info.clone(), steps: 0, won: false, done: false, visited };
+        let observation = Observation::new(episode.remember(&self.config, intro));
+        self.episode = Some(episode);
+        Ok(Reset { observation, task: info, admissible_actions })
     }
 
     fn step(&mut self, action: &str) -> Result<Transition, EnvError> {
@@ -110,6 +166,9 @@ impl Environment for AlfworldEnv {
         let (observation, valid) = match episode.world.execute(action) {
             Some((command, feedback)) => {
                 episode.expert.observe(&episode.world, command);
+                if let Command::GoTo { receptacle } = command {
+                    episode.visited[receptacle] = true;
+                }
                 (feedback, true)
             }
             None => (text::NOTHING_HAPPENS.to_owned(), false),
@@ -122,6 +181,7 @@ impl Environment for AlfworldEnv {
         episode.done = episode.won || episode.steps >= budget;
         info.insert("valid".into(), Value::Bool(valid));
         info.insert("steps_used".into(), Value::from(episode.steps));
+        let observation = episode.remember(&self.config, observation);
         Ok(Transition {
             observation: Observation::new(observation),
             reward: if newly_won { 1.0 } else { 0.0 },
@@ -173,5 +233,82 @@ impl act_core::EnvironmentFactory for AlfworldFactory {
 
     fn make(&self) -> Result<AlfworldEnv, EnvError> {
         AlfworldEnv::new(self.config.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use act_core::collect_expert_trajectory;
+
+    fn ranges(receptacles: &[(&str, u16)]) -> String {
+        let mut out = String::new();
+        push_ranges(&mut out, receptacles.iter().copied());
+        out
+    }
+
+    #[test]
+    fn receptacles_print_as_runs_of_numbers_per_class() {
+        assert_eq!(ranges(&[]), "nothing");
+        assert_eq!(ranges(&[("desk", 1)]), "desk 1");
+        let room = [("cabinet", 6), ("cabinet", 4), ("bed", 1), ("cabinet", 3), ("cabinet", 1), ("cabinet", 2)];
+        assert_eq!(ranges(&room), "cabinet 1-4, cabinet 6, bed 1");
+    }
+
+    /// The memory line of `observation`, if it has one.
+    fn memory_line(observation: &str) -> Option<&str> {
+        observation.rsplit_once("\nUnvisited: ").map(|(_, line)| line)
+    }
+
+    #[test]
+    fn the_memory_line_lists_the_receptacles_not_gone_to_yet() {
+        let task = TaskRef::index(Split::Train, 2);
+        let mut plain = AlfworldEnv::new(AlfworldConfig::default()).unwrap();
+        let mut env = AlfworldEnv::new(AlfworldConfig::default().with_memory_line(true)).unwrap();
+        let plain_reset = plain.reset(&task, 0).unwrap();
+        assert_eq!(memory_line(plain_reset.observation.as_str()), None, "off by default");
+        let reset = env.reset(&task, 0).unwrap();
+        let receptacles: Vec<(&'static str, u16)> =
+            env.world().unwrap().scene().receptacles.iter().map(|r| (r.class.name(), r.number)).collect();
+        let line = |except: &[usize]| {
+            let left = receptacles.iter().enumerate().filter(|(i, _)| !except.contains(i)).map(|(_, r)| *r);
+            let mut out = String::new();
+            push_ranges(&mut out, left);
+            out + "."
+        };
+        assert_eq!(memory_line(reset.observation.as_str()), Some(line(&[]).as_str()));
+        assert!(reset.observation.as_str().starts_with(plain_reset.observation.as_str()));
+
+        // An invalid command changes nothing; each `go to` strikes its receptacle from the line.
+        assert_eq!(memory_line(env.step("jump").unwrap().observation.as_str()), Some(line(&[]).as_str()));
+        let names = env.world().unwrap().names().receptacles.clone();
+        let second = format!("go to {}", names[1]);
+        let after = env.step(&second).unwrap();
+        assert_eq!(memory_line(after.observation.as_str()), Some(line(&[1]).as_str()));
+        assert!(after.observation.as_str().starts_with(plain.step(&second).unwrap().observation.as_str()));
+        for name in &names {
+            if env.step(&format!("go to {name}")).unwrap().done {
+                return;
+            }
+        }
+        assert_eq!(memory_line(env.step("look").unwrap().observation.as_str()), Some("nothing."));
+    }
+
+    #[test]
+    fn the_memory_line_changes_no_dynamics() {
+        let mut plain = AlfworldEnv::new(AlfworldConfig::default()).unwrap();
+        let mut env = AlfworldEnv::new(AlfworldConfig::default().with_memory_line(true)).unwrap();
+        for index in 0..12 {
+            let task = TaskRef::index(Split::EvalOutOfDistribution, index);
+            let a = collect_expert_trajectory(&mut plain, &task, 0).unwrap();
+            let b = collect_expert_trajectory(&mut env, &task, 0).unwrap();
+            assert!(b.outcome.won);
+            let actions = |t: &act_core::Trajectory| t.steps.iter().map(|s| s.action.clone()).collect::<Vec<_>>();
+            assert_eq!(actions(&a), actions(&b));
+            for (x, y) in a.steps.iter().zip(&b.steps) {
+                assert!(y.observation.as_str().starts_with(x.observation.as_str()));
+                assert!(memory_line(y.observation.as_str()).is_some());
+            }
+        }
     }
 }
