@@ -521,38 +521,41 @@ pub fn run_experiment<F: EnvironmentFactory>(
     stage_run("act", base.clone(), derive_seed(seed, 10)).grpo(&t.act, act, comparison.clone(), "</answer>")?;
     // An IL stage, in DAgger's rounds when `il_dagger.rounds` > 1: part `r` adds the relabelled episodes of part
     // `r - 1`'s model on the next `games` training games (the same games and coin flips for every IL stage).
-    let il_stage =
-        |name: &'static str, start: StartFrom, sft: &crate::config::SftStageConfig| -> Result<(), BoxError> {
-            let rounds = config.il_dagger.as_ref().map_or(1, |d| d.rounds);
-            let mut data = il.clone();
-            let (mut start, mut previous) = (start, None::<String>);
-            for round in 0..rounds {
-                let part = if round + 1 == rounds { name.to_owned() } else { format!("{name}_round{}", round + 1) };
-                if let (Some(dagger), Some(previous)) = (&config.il_dagger, &previous) {
-                    let model_path = model_dir(&models.join(previous));
-                    let path = dir.join(format!("dagger_{previous}.jsonl"));
-                    discard_if_older(&path, &model_path)?;
-                    let model = crate::stages::load_model(&model_path, &context.device()?)?;
-                    let policy = context.policy(previous, model, 64).with_prefix_reuse(256);
-                    let seeds = (derive_seed(seed, 40 + round as u64), derive_seed(seed, 50 + round as u64));
-                    data.extend(dagger_samples(dagger, &policy, previous, round * dagger.games, &path, seeds)?);
-                }
-                let steps = sft.steps * (round + 1) / rounds - sft.steps * round / rounds;
-                let run = StageRun {
-                    name: &part,
-                    dir: models.join(&part),
-                    context: &context,
-                    training: t,
-                    start,
-                    seed: derive_seed(derive_seed(seed, 11), round as u64),
-                    probe: probe.as_ref(),
-                };
-                run.sft(&crate::config::SftStageConfig { steps, ..sft.clone() }, data.clone())?;
-                start = StartFrom::Dir(model_dir(&models.join(&part)));
-                previous = Some(part);
+    let il_stage = |name: &'static str,
+                    start: StartFrom,
+                    sft: &crate::config::SftStageConfig|
+     -> Result<(), BoxError> {
+        let rounds = config.il_dagger.as_ref().map_or(1, |d| d.rounds);
+        let mut data = il.clone();
+        let (mut start, mut previous) = (start, None::<String>);
+        for round in 0..rounds {
+            let part = if round + 1 == rounds { name.to_owned() } else { format!("{name}_round{}", round + 1) };
+            if let (Some(dagger), Some(previous)) = (&config.il_dagger, &previous) {
+                let model_path = model_dir(&models.join(previous));
+                let path = dir.join(format!("dagger_{previous}.jsonl"));
+                discard_if_older(&path, &model_path)?;
+                let model = crate::stages::load_model(&model_path, &context.device()?)?;
+                let policy = context.policy(previous, model, 64).with_prefix_reuse(256);
+                let seeds = (derive_seed(seed, 40 + round as u64), derive_seed(seed, 50 + round as u64));
+                data.extend(dagger_samples(dagger, &policy, previous, round * dagger.games, &path, seeds)?);
             }
-            Ok(())
-        };
+            let steps = sft.steps * (round + 1) / rounds - sft.steps * round / rounds;
+            let run = StageRun {
+                name: &part,
+                dir: models.join(&part),
+                context: &context,
+                training: t,
+                start,
+                // The first part keeps the seed a single IL stage has always had, so one round reproduces it.
+                seed: if round == 0 { derive_seed(seed, 11) } else { derive_seed(derive_seed(seed, 11), round as u64) },
+                probe: probe.as_ref(),
+            };
+            run.sft(&crate::config::SftStageConfig { steps, ..sft.clone() }, data.clone())?;
+            start = StartFrom::Dir(model_dir(&models.join(&part)));
+            previous = Some(part);
+        }
+        Ok(())
+    };
     il_stage("il", base.clone(), &t.il)?;
     il_stage("act_il", from("act"), &t.il)?;
     stage_run("il_rl", from("il"), derive_seed(seed, 12)).grpo(&t.rl, rl.clone(), next_action.clone(), "</action>")?;
