@@ -9,7 +9,7 @@ use act_core::{ActionPair, Split, Trajectory, actions_match, read_jsonl};
 use act_eval::{EvalRecord, Evaluation};
 use act_examples::config::{
     ExperimentConfig, GrpoStageConfig, ModelSource, OnlineAlgorithm, OnlineRlConfig, PromptStyle, SftStageConfig,
-    TrainingConfig,
+    TrainingConfig, WorldModelConfig,
 };
 use act_examples::experiment::{Benchmark, METHODS, run_experiment, slug};
 use act_examples::seeds::{COMPARISONS, summarize};
@@ -51,6 +51,12 @@ fn toy_config() -> ExperimentConfig {
             model: ModelSource::Preset { name: "tiny".into(), vocab_size: 400 },
             base: sft.clone(),
             base_episodes: 4,
+            iwm: Some(WorldModelConfig {
+                games: 2,
+                alternatives_per_state: 1,
+                stage: SftStageConfig { steps: 2, ..sft.clone() },
+                ..WorldModelConfig::default()
+            }),
             act: grpo.clone(),
             il: sft,
             rl: grpo,
@@ -118,6 +124,12 @@ fn the_pipeline_runs_resumes_and_repeats() {
     assert!(pairs.iter().all(|p| !actions_match(p.alternative.as_str(), p.expert_action.as_str())));
     let resampled: Vec<ActionPair> = read_jsonl(run.join("pairs_resampled.jsonl")).unwrap();
     assert_eq!(resampled.len() % states, 0);
+    // Stage 2c: the world model's branches, the expert's action at every state of the first two games and at
+    // most one alternative of π₀'s per state.
+    let branches: Vec<act_rollout::Branch> = read_jsonl(run.join("world_model.jsonl")).unwrap();
+    let branched: usize = train[..2].iter().map(|t| t.steps.len()).sum();
+    assert!((branched..=2 * branched).contains(&branches.len()), "{} branches, {branched} states", branches.len());
+    assert!(branches.iter().all(|b| train[..2].iter().any(|t| t.task_id == b.task_id)));
 
     // Stages 3-5 and the controls: each started from the model the method says.
     let models = run.join("models");
@@ -128,6 +140,8 @@ fn the_pipeline_runs_resumes_and_repeats() {
         ("act_il", "act", 4),
         ("il_rl", "il", 2),
         ("act_il_rl", "act_il", 2),
+        ("iwm", "base", 2),
+        ("iwm_il", "iwm", 4),
         ("il_matched", "base", 6),
         ("act_resampled", "base", 2),
         ("act_resampled_il", "act_resampled", 4),
@@ -262,7 +276,9 @@ fn the_pipeline_runs_resumes_and_repeats() {
     assert!(with_controls.contains("- seed 1: ") && with_controls.contains("pooled over seeds"));
     let twin_only = summarize(&[twin_result], &[0], &splits, &COMPARISONS).unwrap();
     let reported: Vec<bool> = COMPARISONS.iter().map(|c| twin_only.contains(&heading(c))).collect();
-    assert_eq!(reported, [true, true, false, false, false, true, true, true, true, true, true, true], "{twin_only}");
+    let with_controls_only = [4, 5, 6];
+    let expected: Vec<bool> = (0..COMPARISONS.len()).map(|i| !with_controls_only.contains(&i)).collect();
+    assert_eq!(reported, expected, "{twin_only}");
 
     // Another config in the same directory is refused rather than mixed in.
     let other = ExperimentConfig { seed: 6, ..toy_config() };

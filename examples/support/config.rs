@@ -372,6 +372,41 @@ pub struct TrainingConfig {
     /// On-line RL in the environment after IL and after ACT → IL; `None` (the default) runs none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub online: Option<OnlineRlConfig>,
+    /// Early Experience's implicit world modelling, the method `IWM -> IL`: a stage from π₀ that predicts the
+    /// observations following π₀'s alternatives and the expert's actions, then IL from it; `None` (the default)
+    /// runs none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iwm: Option<WorldModelConfig>,
+}
+
+/// Early Experience's implicit world modelling ([`crate::early`]): its data and its stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorldModelConfig {
+    /// Training games (the first ones, IL's own) whose expert states are branched: at each, π₀ samples `k`
+    /// alternatives (the experiment's `k`, distinct and unlike the expert's action), and each is taken there.
+    pub games: usize,
+    /// The most alternatives kept per state.
+    pub alternatives_per_state: usize,
+    /// Keep alternatives the state does not admit (the environment answers them, ALFWorld with "Nothing
+    /// happens."), so the world model learns what is not there; true by default (ours: the paper does not say).
+    pub keep_inadmissible: bool,
+    /// Also predict what follows the expert's own action at every state.
+    pub include_expert: bool,
+    /// The stage's SFT settings (one sequence per sample: a branch is no prefix of the episode).
+    pub stage: SftStageConfig,
+}
+
+impl Default for WorldModelConfig {
+    fn default() -> Self {
+        WorldModelConfig {
+            games: 200,
+            alternatives_per_state: 2,
+            keep_inadmissible: true,
+            include_expert: true,
+            stage: SftStageConfig { steps: 300, batch_size: 16, lr: 1e-3, ..SftStageConfig::default() },
+        }
+    }
 }
 
 impl Default for TrainingConfig {
@@ -390,6 +425,7 @@ impl Default for TrainingConfig {
             max_length: 768,
             checkpoint_every: 20,
             online: None,
+            iwm: None,
         }
     }
 }
@@ -612,7 +648,13 @@ impl ExperimentConfig {
         if self.eval_episodes == Some(0) {
             return Err("eval_episodes must be positive (or absent for the whole split)".into());
         }
-        for (name, stage) in [("base", &t.base), ("il", &t.il)] {
+        if let Some(iwm) = &t.iwm
+            && (iwm.games == 0 || iwm.alternatives_per_state == 0)
+        {
+            return Err("training.iwm: games and alternatives_per_state must be positive".into());
+        }
+        let iwm_stage = t.iwm.as_ref().map(|iwm| ("iwm.stage", &iwm.stage));
+        for (name, stage) in [("base", &t.base), ("il", &t.il)].into_iter().chain(iwm_stage) {
             if stage.steps == 0 || stage.batch_size == 0 || !stage.lr.is_finite() || stage.lr <= 0.0 {
                 return Err(format!("training.{name}: steps, batch_size and lr must be positive"));
             }
@@ -667,7 +709,7 @@ mod tests {
         ExperimentConfig { renamed_copies: 2, ..receptacles_alone }.validate().unwrap();
         // New settings left at their defaults do not appear in a saved config, so earlier run directories resume.
         let saved = serde_json::to_string(&ExperimentConfig::default()).unwrap();
-        for field in ["renamed_receptacles", "base_comparisons", "il_dagger", "memory_line"] {
+        for field in ["renamed_receptacles", "base_comparisons", "il_dagger", "memory_line", "iwm"] {
             assert!(!saved.contains(field), "{field} in {saved}");
         }
         assert!(!serde_json::to_string(&GrpoStageConfig::default()).unwrap().contains("schedule"));
@@ -700,6 +742,17 @@ mod tests {
                 ExperimentConfig { il_dagger: Some(DaggerConfig { rounds, ..DaggerConfig::default() }), ..c.clone() };
             assert!(bad.validate().unwrap_err().contains("rounds"), "{rounds} rounds");
         }
+        std::fs::write(&path, r#"{"training": {"iwm": {"games": 50, "stage": {"steps": 20}}}}"#).unwrap();
+        let iwm = ExperimentConfig::from_json_file(&path).unwrap();
+        let world_model = iwm.training.iwm.clone().unwrap();
+        assert_eq!((world_model.games, world_model.stage.steps, world_model.stage.batch_size), (50, 20, 16));
+        assert!(world_model.keep_inadmissible && world_model.include_expert);
+        iwm.validate().unwrap();
+        let mut bad = iwm.clone();
+        bad.training.iwm.as_mut().unwrap().stage.lr = 0.0;
+        assert!(bad.validate().unwrap_err().contains("iwm.stage"));
+        bad.training.iwm.as_mut().unwrap().games = 0;
+        assert!(bad.validate().unwrap_err().contains("training.iwm"));
     }
 
     #[test]

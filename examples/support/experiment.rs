@@ -5,7 +5,8 @@
 //! `expert_train.jsonl` (1) → `tokenizer.json`, `models/base` (0) → `pairs.jsonl` (2) → `models/act` (3) →
 //! `models/il`, `models/act_il` (4) → `models/il_rl`, `models/act_il_rl` (5) → `eval/*.json` (6) →
 //! `results.md`, `success.svg`. With controls: `models/act_resampled`, `models/act_resampled_il` (ACT on pairs
-//! re-sampled each epoch) and `models/il_matched` (IL for as many extra steps as ACT took). Each stage is skipped
+//! re-sampled each epoch) and `models/il_matched` (IL for as many extra steps as ACT took). With `training.iwm`:
+//! `world_model.jsonl` (2c) → `models/iwm` → `models/iwm_il` (Early Experience's world modelling, then IL). Each stage is skipped
 //! when its output exists, so an interrupted run picks up where it stopped.
 
 use std::cell::OnceCell;
@@ -111,6 +112,9 @@ pub struct Method {
     pub control: bool,
     /// The on-line RL algorithm of its last stage, if any (trained when the config's `training.online` lists it).
     pub online: Option<OnlineAlgorithm>,
+    /// Whether it starts from Early Experience's world-modelling stage (trained when the config's `training.iwm`
+    /// is set).
+    pub world_model: bool,
 }
 
 impl Method {
@@ -122,18 +126,18 @@ impl Method {
                 o.algorithms.contains(&algorithm) && (o.from_act_il || !self.model.starts_with("act_il"))
             }),
         };
-        (config.controls || !self.control) && online
+        (config.controls || !self.control) && online && (!self.world_model || config.training.iwm.is_some())
     }
 }
 
 /// A method of the table with everything but its name, model and prompt at the usual values.
 const fn method(name: &'static str, model: &'static str, reasoning: bool) -> Method {
-    Method { name, model, reasoning, control: false, online: None }
+    Method { name, model, reasoning, control: false, online: None, world_model: false }
 }
 
-/// The methods, in the paper's order, then on-line RL in the environment (verl-agent's GiGPO and episode-level
+/// The methods, in the paper's order (Early Experience's implicit world modelling when the config asks for it), then on-line RL in the environment (verl-agent's GiGPO and episode-level
 /// GRPO, and ActGuide-RL's guided GRPO, when the config asks for them), then the controls.
-pub const METHODS: [Method; 15] = [
+pub const METHODS: [Method; 16] = [
     method("prompt", "base", false),
     method("prompt + reasoning", "base", true),
     method("ACT only", "act", true),
@@ -141,6 +145,7 @@ pub const METHODS: [Method; 15] = [
     method("ACT -> IL", "act_il", false),
     method("IL -> RL", "il_rl", false),
     method("ACT -> IL -> RL", "act_il_rl", false),
+    Method { world_model: true, ..method("IWM -> IL", "iwm_il", false) },
     Method { online: Some(OnlineAlgorithm::Gigpo), ..method("IL -> GiGPO", "il_gigpo", false) },
     Method { online: Some(OnlineAlgorithm::Gigpo), ..method("ACT -> IL -> GiGPO", "act_il_gigpo", false) },
     Method { online: Some(OnlineAlgorithm::EpisodeGrpo), ..method("IL -> GRPO (on-line)", "il_grpo_online", false) },
@@ -511,6 +516,25 @@ pub fn run_experiment<F: EnvironmentFactory>(
         il.extend(samples);
     }
 
+    // 2c. Early Experience's world-model data: π₀'s alternatives (and the expert's actions) taken at IL's states.
+    let world_model: Vec<SftSample> = match &t.iwm {
+        Some(iwm) => {
+            let s = Stage::start("2c. world-model branches: π₀'s alternatives taken at expert states");
+            let games = &train[..iwm.games.min(train.len())];
+            let branches = cached_jsonl(&dir.join("world_model.jsonl"), || -> Result<_, BoxError> {
+                let pairs = pair_config(PairMode::Fixed, derive_seed(seed, 32), plain_config.clone())
+                    .with_filter_inadmissible(!iwm.keep_inadmissible)
+                    .with_fallback(false)
+                    .with_max_pairs_per_state(iwm.alternatives_per_state);
+                crate::early::world_model_branches(&bench.factory, games, pairs, pi0()?, iwm.include_expert)
+            })?;
+            let samples = crate::early::world_model_samples(games, &branches, &prompts.plain, prompts.history_len)?;
+            s.done(&crate::early::branch_summary(&branches));
+            samples
+        }
+        None => Vec::new(),
+    };
+
     // 3-5. ACT, IL, RL.
     let s = Stage::start("3-5. ACT, IL, RL");
     let comparison = ComparisonConfig::default().build()?;
@@ -558,6 +582,10 @@ pub fn run_experiment<F: EnvironmentFactory>(
     };
     il_stage("il", base.clone(), &t.il)?;
     il_stage("act_il", from("act"), &t.il)?;
+    if let Some(iwm) = &t.iwm {
+        stage_run("iwm", base.clone(), derive_seed(seed, 15)).sft(&iwm.stage, world_model)?;
+        il_stage("iwm_il", from("iwm"), &t.il)?;
+    }
     stage_run("il_rl", from("il"), derive_seed(seed, 12)).grpo(&t.rl, rl.clone(), next_action.clone(), "</action>")?;
     stage_run("act_il_rl", from("act_il"), derive_seed(seed, 12)).grpo(&t.rl, rl, next_action, "</action>")?;
     if let Some(online) = &t.online {

@@ -10,7 +10,7 @@
 //! - [`online`]: on-line RL in the environment (episode-level GRPO, GiGPO and ActGuide-RL) as a resumable stage;
 //!   [`guided`]: ActGuide-RL's guided rollouts;
 //! - [`dart`]: expert-relabelled episodes, with injected mistakes (DART) or π₀'s own (DAgger's mixture), optional
-//!   additions to IL's data;
+//!   additions to IL's data; [`early`]: Early Experience's world-model branches and samples (the `IWM -> IL` method);
 //! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact and conversation prompts for tiny
 //!   models; [`seeds`]: results over several seeds with paired comparisons; [`cli`]: the examples' command line.
 
@@ -20,6 +20,7 @@ pub mod augment;
 pub mod cli;
 pub mod config;
 pub mod dart;
+pub mod early;
 pub mod experiment;
 pub mod guided;
 pub mod online;

@@ -19,6 +19,7 @@ pub fn compact_templates() -> PromptTemplates {
         act_reasoning: format!("{HEAD}think, then act."),
         act_plain: format!("{HEAD}act."),
         compare: format!("{HEAD}1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
+        predict: format!("{HEAD}after: {{action}}\nwhat happens?"),
         history: "done: {entries}\n".into(),
         history_entry: "{action};".into(),
         history_separator: " ".into(),
@@ -50,6 +51,7 @@ pub fn conversation_templates() -> PromptTemplates {
         act_reasoning: format!("{HEAD}\nthink, then act."),
         act_plain: HEAD.into(),
         compare: format!("{HEAD}\n1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
+        predict: format!("{HEAD}\nafter: {{action}}\nwhat happens?"),
         history: "{entries}".into(),
         history_entry: format!(
             "task: {{task}}\n{{observation}}{IM_END}\n{IM_START}assistant\n<action>{{action}}</action>{IM_END}\n\

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `act_reasoning`, `act_plain` | `{environment}` `{task}` `{history}` `{observation}` `{admissible_actions}` `{step}` |
 //! | `compare` | the above and `{action_1}` `{action_2}` (both required) |
+//! | `predict` | the above and `{action}` (required): what follows the action (world modelling, Early Experience) |
 //! | `history` | `{step}` `{shown}` `{entries}` (used when there is history; otherwise `{history}` is empty) |
 //! | `history_entry` | `{index}` `{observation}` `{action}` `{task}` |
 //! | `admissible` | `{actions}` (used when admissible actions are shown and known) |
@@ -49,6 +50,9 @@ pub struct PromptTemplates {
     pub act_plain: String,
     /// The comparison prompt (ACT): reasoning, then `<answer>1</answer>` or `<answer>2</answer>`.
     pub compare: String,
+    /// The world-modelling prompt (Early Experience's implicit world modelling): the state and an action, asking
+    /// what the environment answers; the completion is the next observation.
+    pub predict: String,
     /// The history section.
     pub history: String,
     /// One history entry.
@@ -83,6 +87,10 @@ with nothing else."
                 "{HEAD}Two candidate actions are proposed for this step:\nAction 1: {{action_1}}\nAction 2: \
 {{action_2}}\nWhich action is better for completing the task? First reason step-by-step within <think> </think> \
 tags, then give the number of the better action within <answer> </answer> tags, for example <answer>1</answer>."
+            ),
+            predict: format!(
+                "{HEAD}Suppose you take the action: {{action}}\nWhat will you observe next? Answer with the \
+observation alone."
             ),
             history: "Prior to this step, you have already taken {step} step(s). Below are the most recent {shown} \
 observations and the corresponding actions you took: {entries}\n"
@@ -207,6 +215,7 @@ pub struct Prompter {
     act_reasoning: Template,
     act_plain: Template,
     compare: Template,
+    predict: Template,
     history: Template,
     history_entry: Template,
     admissible: Template,
@@ -219,10 +228,12 @@ impl Prompter {
     pub fn new(config: PromptConfig) -> Result<Self, TemplateError> {
         let t = &config.templates;
         let compare_fields: Vec<&str> = STATE_FIELDS.iter().copied().chain(["action_1", "action_2"]).collect();
+        let predict_fields: Vec<&str> = STATE_FIELDS.iter().copied().chain(["action"]).collect();
         Ok(Prompter {
             act_reasoning: Template::parse("act_reasoning", &t.act_reasoning, &STATE_FIELDS, &["observation"])?,
             act_plain: Template::parse("act_plain", &t.act_plain, &STATE_FIELDS, &["observation"])?,
             compare: Template::parse("compare", &t.compare, &compare_fields, &["action_1", "action_2"])?,
+            predict: Template::parse("predict", &t.predict, &predict_fields, &["action"])?,
             history: Template::parse("history", &t.history, &["step", "shown", "entries"], &["entries"])?,
             history_entry: Template::parse(
                 "history_entry",
@@ -255,6 +266,21 @@ impl Prompter {
             "action_2" => actions[1].to_string(),
             other => self.state_field(state, other),
         })
+    }
+
+    /// The world-modelling prompt for taking `action` in `state`.
+    pub fn predict(&self, state: &AgentState, action: &Action) -> String {
+        self.predict.render(|name| if name == "action" { action.to_string() } else { self.state_field(state, name) })
+    }
+
+    /// An implicit-world-modelling sample (Early Experience): the [`Prompter::predict`] prompt of `action` in
+    /// `state`, and the observation that followed as the completion.
+    pub fn world_model_sample(&self, state: &AgentState, action: &Action, next: &str) -> SftSample {
+        SftSample {
+            id: format!("{}#{}:{}", state.task_id, state.step_index, action),
+            prompt: self.predict(state, action),
+            completion: next.to_owned(),
+        }
     }
 
     /// The hint that shows `actions` (a guided rollout's first reference actions, numbered from 1), to be put
@@ -471,6 +497,23 @@ mod tests {
         let bad = PromptTemplates { compare: "{action_1} only".into(), ..Default::default() };
         let err = Prompter::new(PromptConfig::default().with_templates(bad)).unwrap_err();
         assert!(err.to_string().contains("action_2"), "{err}");
+    }
+
+    #[test]
+    fn world_model_samples_ask_what_follows_an_action_and_answer_with_the_observation() {
+        let prompter = Prompter::new(PromptConfig::default().with_history_len(2)).unwrap();
+        let sample = prompter.world_model_sample(&state(), &"open box 1".into(), "You open the box 1.");
+        assert_eq!(sample.completion, "You open the box 1.");
+        assert_eq!(sample.id, "task-7#3:open box 1");
+        assert!(sample.prompt.contains("Suppose you take the action: open box 1\n"), "{}", sample.prompt);
+        assert!(sample.prompt.contains("Your current observation is: You see a box."));
+        assert!(sample.prompt.contains("[Observation 3: 'o2', Action 3: 'a2']"), "the history is the action prompt's");
+        let custom = PromptTemplates { predict: "{observation} + {action} =".into(), ..Default::default() };
+        let prompter = Prompter::new(PromptConfig::default().with_templates(custom)).unwrap();
+        assert_eq!(prompter.predict(&state(), &"look".into()), "You see a box. + look =");
+        let bad = PromptTemplates { predict: "{observation} =".into(), ..Default::default() };
+        let err = Prompter::new(PromptConfig::default().with_templates(bad)).unwrap_err();
+        assert!(err.to_string().contains("action"), "{err}");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!
 //! Actors: the environment's expert ([`ExpertActor`]), a uniformly random admissible action ([`RandomActor`]),
 //! any act-core [`Policy`](act_core::Policy) behind a prompt ([`PolicyActor`]), DAgger's mixture of the expert and a
-//! learner ([`ExpertMixture`]), or your own [`Actor`].
+//! learner ([`ExpertMixture`]), or your own [`Actor`]. [`branch_outcomes`] takes another action than the recorded one at
+//! states of recorded episodes and returns what followed (Early Experience's alternatives).
 //! [`EpisodeSpec::groups`] makes groups of G episodes on the same task from the same seed, with group keys, for
 //! GRPO and GiGPO. Invalid actions are sent as they are (the benchmarks' protocol) or snapped to the nearest
 //! admissible action ([`InvalidActionHandling`]). Guided rollouts (ActGuide-RL) show a hint of reference actions
@@ -50,6 +51,7 @@
 #![warn(missing_docs)]
 
 mod actor;
+mod branch;
 mod driver;
 mod episode;
 mod error;
@@ -59,6 +61,7 @@ mod mixture;
 mod spec;
 
 pub use actor::{Actor, Decision, ExpertActor, PolicyActor, RandomActor, View};
+pub use branch::{Branch, BranchRequest, branch_outcomes};
 pub use driver::{Rollout, RolloutConfig};
 pub use episode::{PlayedEpisode, Turn};
 pub use error::{ActError, RolloutError};
