@@ -83,7 +83,11 @@ fn encode_untruncated(
     template: &ChatTemplate,
     sample: &SftSample,
 ) -> Result<(Vec<u32>, usize), GrpoError> {
-    let encoding = tokenizer.encode_chat(template, &sample.prompt, &sample.completion)?;
+    joined(sample, tokenizer.encode_chat(template, &sample.prompt, &sample.completion)?)
+}
+
+/// A sample's prompt and completion ids as one sequence, and the prompt's length; an empty side is an error.
+fn joined(sample: &SftSample, encoding: act_model::ChatEncoding) -> Result<(Vec<u32>, usize), GrpoError> {
     let mut ids = encoding.prompt_ids;
     if ids.is_empty() || encoding.completion_ids.is_empty() {
         return Err(GrpoError::Input(format!("sample `{}` encodes to an empty prompt or completion", sample.id)));
@@ -119,18 +123,21 @@ fn completion_sequences(
     max_length: usize,
     pack: bool,
 ) -> Result<Vec<PackedSequence>, GrpoError> {
-    // Encoding whole episodes' prompts is the costly part of setting up: spread it over the threads (the order
-    // of the results is the samples' order).
+    // Encoding whole episodes' prompts is the costly part of setting up: `encode_chats` encodes each turn once per
+    // block of consecutive samples and spreads the blocks over the threads (the results are in the samples' order).
+    let chats: Vec<(&str, &str)> = samples.iter().map(|s| (s.prompt.as_str(), s.completion.as_str())).collect();
+    let encodings = tokenizer.encode_chats(template, &chats)?;
+    let encoded: Vec<(Vec<u32>, usize)> =
+        samples.iter().zip(encodings).map(|(s, e)| joined(s, e)).collect::<Result<_, _>>()?;
     if pack {
-        let encoded: Vec<_> =
-            samples.par_iter().map(|s| encode_untruncated(tokenizer, template, s)).collect::<Result<_, _>>()?;
         return Ok(pack_prefixes(&encoded, max_length));
     }
-    samples
-        .par_iter()
+    encoded
+        .into_iter()
         .enumerate()
-        .map(|(i, s)| {
-            let (ids, prompt_len) = encode_sft(tokenizer, template, s, max_length)?;
+        .map(|(i, (mut ids, prompt_len))| {
+            let prompt_len = truncate_sequence(&mut ids, prompt_len, max_length)
+                .ok_or_else(|| GrpoError::Input("max_length must allow one prompt and one completion token".into()))?;
             Ok(PackedSequence::single(ids, prompt_len, i))
         })
         .collect()

@@ -4,9 +4,14 @@
 //! Shapes (keep in sync with the script): training batch 8 x 128 tokens, forward + backward + AdamW, as one
 //! graph (`shards-1`) or as two concurrent shards of 4 rows (`shards-2`, what the act-grpo trainers do on flex);
 //! generation: prompts of 16 tokens, 16 new tokens, greedy, batch 1 and 16, with and without the KV cache.
+//! `encode/...`: the SFT trainer's setup, encoding every state's prompt of 20 multi-turn episodes of 30 turns (each
+//! prompt extends the last), one example at a time in parallel (`each`) against `ChatTokenizer::encode_chats`.
 
 use act_model::parallel::shard_gradients;
-use act_model::{GenerationConfig, NoStop, PadSide, Qwen3, Qwen3Config, TokenBatch, generate, masked_nll};
+use act_model::{
+    ChatTemplate, ChatTokenizer, GenerationConfig, NoStop, PadSide, Qwen3, Qwen3Config, TokenBatch, generate,
+    masked_nll,
+};
 use burn::optim::{AdamWConfig, GradientsAccumulator};
 use burn::prelude::*;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -86,5 +91,39 @@ fn bench_generation(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_training, bench_generation);
+fn bench_encoding(c: &mut Criterion) {
+    use rayon::prelude::*;
+    // Episodes as the conversation prompts write them: observation turns and action turns in chat markup.
+    let mut chats: Vec<(String, String)> = Vec::new();
+    for episode in 0..20 {
+        let mut prompt = format!("task: put a clean mug {episode} in shelf\nYou are in the middle of a room.");
+        for turn in 0..30 {
+            let action = format!("<action>go to cabinet {}</action>", (episode + turn) % 11 + 1);
+            chats.push((prompt.clone(), action.clone()));
+            prompt.push_str(&format!(
+                "{action}<|im_end|>\n<|im_start|>user\ntask: put a clean mug {episode} in shelf\nYou arrive at loc \
+                 {turn}. On the cabinet {}, you see a mug {}, and a plate {}.",
+                turn % 11,
+                turn % 3,
+                episode % 4
+            ));
+        }
+    }
+    let tokenizer =
+        ChatTokenizer::train_bpe(chats.iter().flat_map(|(p, c)| [p.clone(), c.clone()]), 512).expect("tokenizer");
+    let template = ChatTemplate::default();
+    let pairs: Vec<(&str, &str)> = chats.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let mut group = c.benchmark_group("encode");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(pairs.len() as u64));
+    group.bench_function("each", |b| {
+        b.iter(|| {
+            pairs.par_iter().map(|(p, c)| tokenizer.encode_chat(&template, p, c).expect("encode")).collect::<Vec<_>>()
+        })
+    });
+    group.bench_function("chats", |b| b.iter(|| tokenizer.encode_chats(&template, &pairs).expect("encode")));
+    group.finish();
+}
+
+criterion_group!(benches, bench_training, bench_generation, bench_encoding);
 criterion_main!(benches);

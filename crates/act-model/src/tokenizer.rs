@@ -9,6 +9,7 @@
 //! Prompt and completion are tokenized separately and concatenated, so the completion boundary is exact: training
 //! scores precisely the tokens generation would produce after the same prompt, and no token straddles the boundary.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use tokenizers::models::bpe::{BPE, BpeTrainerBuilder};
@@ -96,6 +97,8 @@ pub struct ChatTokenizer {
     im_start: u32,
     im_end: u32,
     end_of_text: u32,
+    /// Whether encoding splits exactly at the chat special tokens (see [`ChatTokenizer::encode_chats`]).
+    splits_at_chat_tokens: bool,
 }
 
 impl ChatTokenizer {
@@ -106,7 +109,65 @@ impl ChatTokenizer {
                 .token_to_id(token)
                 .ok_or_else(|| ModelError::Tokenizer(format!("the tokenizer has no `{token}` token")))
         };
-        Ok(ChatTokenizer { im_start: id(IM_START)?, im_end: id(IM_END)?, end_of_text: id(END_OF_TEXT)?, inner })
+        let mut tokenizer = ChatTokenizer {
+            im_start: id(IM_START)?,
+            im_end: id(IM_END)?,
+            end_of_text: id(END_OF_TEXT)?,
+            inner,
+            splits_at_chat_tokens: false,
+        };
+        tokenizer.splits_at_chat_tokens = tokenizer.probe_chat_token_splits();
+        Ok(tokenizer)
+    }
+
+    /// Whether the ids of a text with chat special tokens in it are those of the stretches between them, the
+    /// special tokens' ids in between: true for a tokenizer that extracts its added tokens before anything else and
+    /// strips no whitespace around them (ours, Qwen's). Probed on text around each special token.
+    fn probe_chat_token_splits(&self) -> bool {
+        let sides = ["", "a", " b c", "x\n", "\n", "  \n y ", "<action>go to desk 1</action>", "ünï 3"];
+        [IM_START, IM_END, END_OF_TEXT].into_iter().all(|special| {
+            sides.iter().all(|left| {
+                sides.iter().all(|right| {
+                    let whole = self.encode(&format!("{left}{special}{right}"));
+                    let mut parts = Vec::new();
+                    let mut memo = HashMap::new();
+                    let pieces = self.encode_stretches(&format!("{left}{special}{right}"), &mut memo, &mut parts);
+                    matches!((whole, pieces), (Ok(w), Ok(())) if w == parts)
+                })
+            })
+        })
+    }
+
+    /// Appends the ids of `text` to `out`, splitting it at the chat special tokens and encoding each stretch
+    /// between them once per `memo`.
+    fn encode_stretches(
+        &self,
+        text: &str,
+        memo: &mut HashMap<String, Vec<u32>>,
+        out: &mut Vec<u32>,
+    ) -> Result<(), ModelError> {
+        let specials = [(IM_START, self.im_start), (IM_END, self.im_end), (END_OF_TEXT, self.end_of_text)];
+        let mut rest = text;
+        loop {
+            let next = specials.iter().filter_map(|&(s, id)| rest.find(s).map(|at| (at, s.len(), id))).min();
+            let stretch = match next {
+                Some((at, _, _)) => &rest[..at],
+                None => rest,
+            };
+            if !stretch.is_empty() {
+                match memo.get(stretch) {
+                    Some(ids) => out.extend_from_slice(ids),
+                    None => {
+                        let ids = self.encode(stretch)?;
+                        out.extend_from_slice(&ids);
+                        memo.insert(stretch.to_owned(), ids);
+                    }
+                }
+            }
+            let Some((at, len, id)) = next else { return Ok(()) };
+            out.push(id);
+            rest = &rest[at + len..];
+        }
     }
 
     /// Loads a `tokenizer.json` (for example Qwen3's).
@@ -195,6 +256,40 @@ impl ChatTokenizer {
         self.encode(&template.prompt_text(user))
     }
 
+    /// [`ChatTokenizer::encode_chat`] of many examples, with the same ids, in parallel, faster where they share
+    /// text: an episode's prompts each extend the last in a multi-turn format, and encoding each of them whole costs
+    /// time quadratic in the episode's length. Each stretch of text between chat special tokens (a turn's content)
+    /// is encoded once per block of consecutive examples, where the tokenizer splits exactly at those tokens (probed
+    /// when it is loaded); otherwise each example is encoded whole.
+    pub fn encode_chats(
+        &self,
+        template: &ChatTemplate,
+        chats: &[(&str, &str)],
+    ) -> Result<Vec<ChatEncoding>, ModelError> {
+        use rayon::prelude::*;
+        // Consecutive examples are mostly one episode's: a block shares one memo, and blocks run in parallel.
+        const BLOCK: usize = 256;
+        if !self.splits_at_chat_tokens {
+            return chats.par_iter().map(|(user, completion)| self.encode_chat(template, user, completion)).collect();
+        }
+        let blocks: Vec<Vec<ChatEncoding>> = chats
+            .par_chunks(BLOCK)
+            .map(|block| {
+                let mut memo = HashMap::new();
+                block
+                    .iter()
+                    .map(|(user, completion)| {
+                        let (mut prompt_ids, mut completion_ids) = (Vec::new(), Vec::new());
+                        self.encode_stretches(&template.prompt_text(user), &mut memo, &mut prompt_ids)?;
+                        self.encode_stretches(&template.completion_text(completion), &mut memo, &mut completion_ids)?;
+                        Ok(ChatEncoding { prompt_ids, completion_ids })
+                    })
+                    .collect::<Result<Vec<_>, ModelError>>()
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(blocks.into_iter().flatten().collect())
+    }
+
     /// Prompt and completion ids of one training example, split exactly at the completion boundary.
     pub fn encode_chat(
         &self,
@@ -256,6 +351,41 @@ mod tests {
                 template.completion_text("<action>take mug 2</action>")
             )
         );
+    }
+
+    #[test]
+    fn encoding_many_chats_gives_each_ones_ids() {
+        let tok = ChatTokenizer::train_bpe(corpus(), 300).unwrap();
+        assert!(tok.splits_at_chat_tokens, "a trained BPE extracts its special tokens first");
+        let template = ChatTemplate::default();
+        // An episode's prompts, each extending the last with the answer and a new turn.
+        let mut prompt = String::from("You are in room 3. ");
+        let mut chats = Vec::new();
+        for t in 0..40 {
+            let answer = format!("<action>take mug {}</action>", t % 7);
+            chats.push((prompt.clone(), answer.clone()));
+            prompt.push_str(&format!("{answer}{IM_END}\n{IM_START}user\nYou see a mug {t} and  ü desk.\n"));
+        }
+        chats.push((format!("{END_OF_TEXT} odd {IM_END}{IM_END}"), String::new()));
+        let pairs: Vec<(&str, &str)> = chats.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+        let many = tok.encode_chats(&template, &pairs).unwrap();
+        for ((user, completion), got) in pairs.iter().zip(&many) {
+            assert_eq!(got, &tok.encode_chat(&template, user, completion).unwrap(), "{user:?}");
+        }
+        // A tokenizer that does not split at them (here: one that strips spaces around `<|im_end|>`) is encoded
+        // example by example, with the same ids as one at a time.
+        let mut json: serde_json::Value = serde_json::from_str(&tok.inner().to_string(false).unwrap()).unwrap();
+        for token in json["added_tokens"].as_array_mut().unwrap() {
+            if token["content"] == IM_END {
+                token["lstrip"] = serde_json::Value::Bool(true);
+            }
+        }
+        let stripping = ChatTokenizer::new(json.to_string().parse::<Tokenizer>().unwrap()).unwrap();
+        assert!(!stripping.splits_at_chat_tokens);
+        let slow = stripping.encode_chats(&template, &pairs).unwrap();
+        for ((user, completion), got) in pairs.iter().zip(&slow) {
+            assert_eq!(got, &stripping.encode_chat(&template, user, completion).unwrap());
+        }
     }
 
     #[test]
