@@ -9,7 +9,6 @@ use act_core::{ActRng, RngState, SftSample, rng_from_seed};
 use act_model::{ChatTemplate, ChatTokenizer, Qwen3};
 use burn::module::Module;
 use burn::prelude::*;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::batch::{MicroBatch, accumulate_in_shards, build_span_micro_batches};
