@@ -6,8 +6,8 @@
 //! `models/il`, `models/act_il` (4) → `models/il_rl`, `models/act_il_rl` (5) → `eval/*.json` (6) →
 //! `results.md`, `success.svg`. With controls: `models/act_resampled`, `models/act_resampled_il` (ACT on pairs
 //! re-sampled each epoch) and `models/il_matched` (IL for as many extra steps as ACT took). With `training.iwm`:
-//! `world_model.jsonl` (2c) → `models/iwm` → `models/iwm_il` (Early Experience's world modelling, then IL). Each stage is skipped
-//! when its output exists, so an interrupted run picks up where it stopped.
+//! `world_model.jsonl` (2c) → `models/iwm` → `models/iwm_il` (Early Experience's world modelling, then IL).
+//! Each stage is skipped when its output exists, so an interrupted run picks up where it stopped.
 
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
@@ -135,8 +135,9 @@ const fn method(name: &'static str, model: &'static str, reasoning: bool) -> Met
     Method { name, model, reasoning, control: false, online: None, world_model: false }
 }
 
-/// The methods, in the paper's order (Early Experience's implicit world modelling when the config asks for it), then on-line RL in the environment (verl-agent's GiGPO and episode-level
-/// GRPO, and ActGuide-RL's guided GRPO, when the config asks for them), then the controls.
+/// The methods, in the paper's order (Early Experience's implicit world modelling when the config asks for it),
+/// then on-line RL in the environment (verl-agent's GiGPO and episode-level GRPO, and ActGuide-RL's guided GRPO,
+/// when the config asks for them), then the controls.
 pub const METHODS: [Method; 16] = [
     method("prompt", "base", false),
     method("prompt + reasoning", "base", true),
