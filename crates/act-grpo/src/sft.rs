@@ -71,7 +71,12 @@ pub fn encode_sft(
     sample: &SftSample,
     max_length: usize,
 ) -> Result<(Vec<u32>, usize), GrpoError> {
-    let (mut ids, prompt_len) = encode_untruncated(tokenizer, template, sample)?;
+    let (ids, prompt_len) = encode_untruncated(tokenizer, template, sample)?;
+    truncated(ids, prompt_len, max_length)
+}
+
+/// `ids` (a prompt of `prompt_len` tokens, then a completion) cut to `max_length` as [`encode_sft`] cuts them.
+fn truncated(mut ids: Vec<u32>, prompt_len: usize, max_length: usize) -> Result<(Vec<u32>, usize), GrpoError> {
     let prompt_len = truncate_sequence(&mut ids, prompt_len, max_length)
         .ok_or_else(|| GrpoError::Input("max_length must allow one prompt and one completion token".into()))?;
     Ok((ids, prompt_len))
@@ -134,9 +139,8 @@ fn completion_sequences(
     encoded
         .into_iter()
         .enumerate()
-        .map(|(i, (mut ids, prompt_len))| {
-            let prompt_len = truncate_sequence(&mut ids, prompt_len, max_length)
-                .ok_or_else(|| GrpoError::Input("max_length must allow one prompt and one completion token".into()))?;
+        .map(|(i, (ids, prompt_len))| {
+            let (ids, prompt_len) = truncated(ids, prompt_len, max_length)?;
             Ok(PackedSequence::single(ids, prompt_len, i))
         })
         .collect()

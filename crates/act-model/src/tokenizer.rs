@@ -147,13 +147,19 @@ impl ChatTokenizer {
         out: &mut Vec<u32>,
     ) -> Result<(), ModelError> {
         let specials = [(IM_START, self.im_start), (IM_END, self.im_end), (END_OF_TEXT, self.end_of_text)];
-        let mut rest = text;
+        // One pass over the text: every chat token starts with `<|`.
+        let (mut start, mut from) = (0, 0);
         loop {
-            let next = specials.iter().filter_map(|&(s, id)| rest.find(s).map(|at| (at, s.len(), id))).min();
-            let stretch = match next {
-                Some((at, _, _)) => &rest[..at],
-                None => rest,
-            };
+            let next = text[from..].find("<|").map(|at| from + at);
+            let special = next.and_then(|at| {
+                specials.iter().find(|(s, _)| text[at..].starts_with(s)).map(|&(s, id)| (at, s.len(), id))
+            });
+            if let (Some(at), None) = (next, special) {
+                from = at + 2;
+                continue;
+            }
+            let end = special.map_or(text.len(), |(at, _, _)| at);
+            let stretch = &text[start..end];
             if !stretch.is_empty() {
                 match memo.get(stretch) {
                     Some(ids) => out.extend_from_slice(ids),
@@ -164,9 +170,10 @@ impl ChatTokenizer {
                     }
                 }
             }
-            let Some((at, len, id)) = next else { return Ok(()) };
+            let Some((at, len, id)) = special else { return Ok(()) };
             out.push(id);
-            rest = &rest[at + len..];
+            start = at + len;
+            from = start;
         }
     }
 
@@ -366,7 +373,7 @@ mod tests {
             chats.push((prompt.clone(), answer.clone()));
             prompt.push_str(&format!("{answer}{IM_END}\n{IM_START}user\nYou see a mug {t} and  ü desk.\n"));
         }
-        chats.push((format!("{END_OF_TEXT} odd {IM_END}{IM_END}"), String::new()));
+        chats.push((format!("{END_OF_TEXT} odd <|not a token {IM_END}{IM_END}<|"), String::new()));
         let pairs: Vec<(&str, &str)> = chats.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
         let many = tok.encode_chats(&template, &pairs).unwrap();
         for ((user, completion), got) in pairs.iter().zip(&many) {
