@@ -48,7 +48,7 @@ fn toy_config() -> ExperimentConfig {
         eval_batch_size: 4,
         controls: true,
         training: TrainingConfig {
-            model: ModelSource::Preset { name: "tiny".into(), vocab_size: 400 },
+            model: ModelSource::Preset { name: "tiny".into(), vocab_size: 400, qk_norm_gain: None },
             base: sft.clone(),
             base_episodes: 4,
             iwm: Some(WorldModelConfig {
@@ -388,7 +388,7 @@ fn an_online_stage_interrupted_mid_run_resumes_to_the_same_weights_and_curves() 
 
     let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(8));
     let (tokenizer, _) = expert_tokenizer(&factory, 4);
-    let start = StartFrom::Fresh(Qwen3Config::preset("tiny", tokenizer.vocab_size()).unwrap());
+    let start = StartFrom::fresh(Qwen3Config::preset("tiny", tokenizer.vocab_size()).unwrap());
     let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend: BackendKind::default() };
     // A checkpoint after every iteration, so that an interruption leaves one behind.
     let training = TrainingConfig { checkpoint_every: 1, ..TrainingConfig::default() };
@@ -500,5 +500,89 @@ fn a_guided_turn_is_trained_under_the_prompt_the_policy_sees_without_the_hint() 
                 turn.step
             );
         }
+    }
+}
+
+/// A stage with `lora` trains adapters only: its saved model is the start model plus the adapters (PEFT's files
+/// under `adapter/` give the same logits on top of the start model), and every weight it did not adapt is the
+/// start model's, bit for bit; for SFT and for GRPO with a KL term alike.
+#[test]
+fn lora_stages_train_adapters_only_and_save_them_in_peft_layout() {
+    use act_core::Prompter;
+    use act_examples::prompts::prompt_config;
+    use act_examples::stages::{ModelContext, StageRun, StartFrom, adapter_dir, load_model, model_dir};
+    use act_model::lora::{LoraConfig, load_peft_adapter};
+    use act_model::{BackendKind, ChatTemplate, PadSide, Qwen3, Qwen3Config, TokenBatch};
+    use burn::prelude::*;
+
+    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(2));
+    let (tokenizer, expert) = expert_tokenizer(&factory, 2);
+    let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend: BackendKind::default() };
+    let training = TrainingConfig { checkpoint_every: 0, max_length: 512, ..TrainingConfig::default() };
+    let prompter = Prompter::new(prompt_config(PromptStyle::Compact, "ALFWorld", false)).unwrap();
+    let states: Vec<_> = expert.iter().flat_map(|t| t.states(4)).collect();
+    let sft: Vec<_> = states.iter().map(|(s, a)| prompter.sft_sample(s, a, None)).collect();
+    let rl: Vec<_> = states.iter().map(|(s, a)| prompter.next_action_sample(s, a)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let stage = |name: &'static str, start: StartFrom| StageRun {
+        name,
+        dir: dir.path().join(name),
+        context: &context,
+        training: &training,
+        start,
+        seed: 4,
+        probe: None,
+    };
+    let shape = Qwen3Config::preset("tiny", context.tokenizer.vocab_size()).unwrap();
+    let quick = SftStageConfig { steps: 3, batch_size: 2, lr: 1e-2, warmup_steps: 1, ..SftStageConfig::default() };
+    stage("base", StartFrom::fresh(shape)).sft(&quick, sft.clone()).unwrap();
+    let base_dir = model_dir(&dir.path().join("base"));
+    let lora = LoraConfig::new(2, 4.0).with_target_modules(["q_proj", "down_proj"]);
+    let sft_lora = SftStageConfig { lora: Some(lora.clone()), ..quick };
+    stage("il", StartFrom::Dir(base_dir.clone())).sft(&sft_lora, sft).unwrap();
+    let grpo_lora = GrpoStageConfig {
+        steps: 2,
+        prompts_per_step: 2,
+        group_size: 2,
+        max_completion_tokens: 6,
+        kl_coef: 0.1,
+        lora: Some(lora),
+        ..GrpoStageConfig::default()
+    };
+    let reward = act_rewards::NextActionConfig::default().build().unwrap();
+    stage("rl", StartFrom::Dir(base_dir.clone())).grpo(&grpo_lora, rl, reward, "</action>").unwrap();
+
+    let device = Device::flex();
+    let weights = |model: &Qwen3| -> Vec<Vec<f32>> {
+        let layer = &model.layers[0];
+        [
+            &layer.self_attn.q_proj.weight,
+            &layer.self_attn.k_proj.weight,
+            &layer.mlp.down_proj.weight,
+            &layer.mlp.up_proj.weight,
+        ]
+        .into_iter()
+        .map(|w| w.val().into_data().convert::<f32>().try_into_vec().unwrap())
+        .chain([model.embed_tokens.weight.val().into_data().convert::<f32>().try_into_vec().unwrap()])
+        .collect()
+    };
+    let logits = |model: &Qwen3| -> Vec<f32> {
+        let batch = TokenBatch::from_sequences(&[vec![5, 6, 7, 8, 9]], 0, PadSide::Right).unwrap();
+        model.forward(&batch).into_data().convert::<f32>().try_into_vec().unwrap()
+    };
+    let base = weights(&load_model(&base_dir, &device).unwrap());
+    for name in ["il", "rl"] {
+        let stage_dir = dir.path().join(name);
+        let merged = load_model(&model_dir(&stage_dir), &device).unwrap();
+        let w = weights(&merged);
+        assert_ne!(w[0], base[0], "{name}: q_proj adapted");
+        assert_ne!(w[2], base[2], "{name}: down_proj adapted");
+        assert_eq!((&w[1], &w[3], &w[4]), (&base[1], &base[3], &base[4]), "{name}: the rest is the start model's");
+        let adapters = adapter_dir(&stage_dir);
+        assert!(adapters.join("adapter_config.json").exists() && adapters.join("adapter_model.safetensors").exists());
+        let reloaded = load_peft_adapter(load_model(&base_dir, &device).unwrap(), &adapters).unwrap();
+        let (a, b) = (logits(&reloaded), logits(&merged));
+        let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max);
+        assert!(diff < 1e-4, "{name}: start model + PEFT adapter vs merged model: {diff}");
     }
 }

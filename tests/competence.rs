@@ -63,7 +63,7 @@ fn il_fits_its_training_states() {
         warmup_steps: 10,
         ..Default::default()
     };
-    stage("il", dir.path(), &context, &training, StartFrom::Fresh(shape)).sft(&il, samples).unwrap();
+    stage("il", dir.path(), &context, &training, StartFrom::fresh(shape)).sft(&il, samples).unwrap();
 
     let model = load_model(&model_dir(&dir.path().join("il")), &context.device().unwrap()).unwrap();
     let policy = ModelPolicy::new("IL", model, context.tokenizer.clone(), context.template.clone());
@@ -147,7 +147,7 @@ fn act_beats_chance_on_its_training_pairs() {
         warmup_steps: 20,
         ..Default::default()
     };
-    stage("base", dir.path(), &context, &training, StartFrom::Fresh(shape)).sft(&base, base_data).unwrap();
+    stage("base", dir.path(), &context, &training, StartFrom::fresh(shape)).sft(&base, base_data).unwrap();
 
     // GRPO needs many passes over each pair to build the feature that tells the two orders apart. From a π₀ with
     // coin-flip answers only, the mean reward stayed near 0.5 for about 150 steps and then rose in one run, and never

@@ -79,11 +79,12 @@ impl PipelineArgs {
             config.pairs_from = self.pairs_from.clone();
         }
         if let Some(preset) = &self.preset {
-            let vocab_size = match &config.training.model {
-                crate::config::ModelSource::Preset { vocab_size, .. } => *vocab_size,
-                crate::config::ModelSource::Checkpoint { .. } => 1024,
+            let (vocab_size, qk_norm_gain) = match &config.training.model {
+                crate::config::ModelSource::Preset { vocab_size, qk_norm_gain, .. } => (*vocab_size, *qk_norm_gain),
+                crate::config::ModelSource::Checkpoint { .. } => (1024, None),
             };
-            config.training.model = crate::config::ModelSource::Preset { name: preset.clone(), vocab_size };
+            config.training.model =
+                crate::config::ModelSource::Preset { name: preset.clone(), vocab_size, qk_norm_gain };
         }
         if let Some(backend) = &self.backend {
             config.training.backend = backend.clone();

@@ -19,6 +19,10 @@ pub enum ModelSource {
         name: String,
         /// Tokens in the trained tokenizer.
         vocab_size: usize,
+        /// The query and key RMSNorm gains at initialisation (`None`: 1, as upstream initialises Qwen3); see
+        /// [`act_model::qwen3::RandomInit::with_qk_norm_gain`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        qk_norm_gain: Option<f32>,
     },
     /// A Hugging Face Qwen3 checkpoint directory (`config.json`, safetensors, `tokenizer.json`): π₀ is the
     /// checkpoint as loaded, and there is no base stage.
@@ -30,7 +34,7 @@ pub enum ModelSource {
 
 impl Default for ModelSource {
     fn default() -> Self {
-        ModelSource::Preset { name: "tiny".into(), vocab_size: 1024 }
+        ModelSource::Preset { name: "tiny".into(), vocab_size: 1024, qk_norm_gain: None }
     }
 }
 
@@ -109,6 +113,11 @@ pub struct SftStageConfig {
     /// Language modelling on whole sequences: the prompts' tokens (an episode's observations) carry loss as well
     /// as the completions. Off for imitation; for a base stage that teaches a from-scratch model to read.
     pub loss_on_prompts: bool,
+    /// LoRA adapters on the stage's starting model (`act_model::lora`): only they train, the stage's model is
+    /// saved merged, and the adapters also in PEFT's layout under `<stage>/adapter/`; `None` (the default): full
+    /// fine-tuning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lora: Option<act_model::lora::LoraConfig>,
 }
 
 /// One GRPO stage (ACT or RL).
@@ -131,6 +140,11 @@ pub struct GrpoStageConfig {
     /// 0 at the last step.
     #[serde(skip_serializing_if = "is_constant")]
     pub schedule: ScheduleKind,
+    /// LoRA adapters on the stage's starting model (`act_model::lora`): only they train, the stage's model is
+    /// saved merged, and the adapters also in PEFT's layout under `<stage>/adapter/`; `None` (the default): full
+    /// fine-tuning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lora: Option<act_model::lora::LoraConfig>,
 }
 
 impl Default for SftStageConfig {
@@ -142,6 +156,7 @@ impl Default for SftStageConfig {
             schedule: ScheduleKind::Constant,
             warmup_steps: 10,
             loss_on_prompts: false,
+            lora: None,
         }
     }
 }
@@ -156,6 +171,7 @@ impl Default for GrpoStageConfig {
             max_completion_tokens: 16,
             kl_coef: 0.0,
             schedule: ScheduleKind::Constant,
+            lora: None,
         }
     }
 }
@@ -478,6 +494,11 @@ pub struct ExperimentConfig {
     pub eval_episodes: Option<usize>,
     /// The most steps per evaluation episode (`None`: the environment's budget, 50 on ALFWorld).
     pub eval_step_budget: Option<usize>,
+    /// Softmax temperature of the trained policies' actions in on-line evaluation episodes (`None`, the default:
+    /// greedy). A sampling policy draws each step from a seed derived from the episode's, so results stay
+    /// reproducible; the next-action and critic accuracies stay greedy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval_temperature: Option<f32>,
     /// Held-out expert trajectories per evaluation split: their states measure next-action accuracy, and on the
     /// first split their pairs measure critic accuracy.
     pub critic_games: usize,
@@ -555,6 +576,7 @@ impl Default for ExperimentConfig {
             seed: 0,
             eval_episodes: Some(32),
             eval_step_budget: None,
+            eval_temperature: None,
             critic_games: 20,
             eval_batch_size: 32,
             prompt_style: PromptStyle::Compact,
@@ -616,6 +638,11 @@ impl ExperimentConfig {
         }
         if self.eval_step_budget == Some(0) {
             return Err("eval_step_budget must be positive (or absent for the environment's budget)".into());
+        }
+        if let Some(temperature) = self.eval_temperature
+            && !(temperature.is_finite() && temperature > 0.0)
+        {
+            return Err(format!("eval_temperature must be > 0 (or absent for greedy), got {temperature}"));
         }
         if !(0.0..=1.0).contains(&t.base_hint_fraction) {
             return Err(format!("training.base_hint_fraction must be in [0, 1], got {}", t.base_hint_fraction));
@@ -781,6 +808,10 @@ mod tests {
         config.training.online = Some(OnlineRlConfig { temperature: 0.0, ..OnlineRlConfig::default() });
         assert!(config.validate().unwrap_err().contains("training.online.temperature"));
         config.training.online = Some(OnlineRlConfig::default());
+        assert!(config.validate().is_ok());
+        config.eval_temperature = Some(0.0);
+        assert!(config.validate().unwrap_err().contains("eval_temperature"));
+        config.eval_temperature = Some(0.7);
         assert!(config.validate().is_ok());
         // Without the block the config serialises as before, so existing run directories still match.
         assert!(!serde_json::to_string(&ExperimentConfig::default()).unwrap().contains("online"));

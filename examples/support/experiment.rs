@@ -421,10 +421,11 @@ pub fn run_experiment<F: EnvironmentFactory>(
         probe: probe.as_ref(),
     };
     let base_dir = match &t.model {
-        ModelSource::Preset { name, .. } => {
+        ModelSource::Preset { name, qk_norm_gain, .. } => {
             let shape = Qwen3Config::preset(name, context.tokenizer.vocab_size())?;
             println!("  model: preset `{name}`, {} parameters", shape.num_parameters());
-            stage_run("base", StartFrom::Fresh(shape), derive_seed(seed, 4)).sft(&t.base, base_data)?;
+            let start = StartFrom::Fresh { shape, qk_norm_gain: qk_norm_gain.unwrap_or(1.0) };
+            stage_run("base", start, derive_seed(seed, 4)).sft(&t.base, base_data)?;
             model_dir(&models.join("base"))
         }
         ModelSource::Checkpoint { dir } => dir.clone(),
@@ -645,7 +646,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
         let mut c = EpisodeEvalConfig::new(split)
             .with_seed(derive_seed(seed, 20))
             .with_prompt(prompt)
-            .with_sampling(SamplingParams::greedy().with_max_new_tokens(action_tokens).with_stop("</action>"))
+            .with_sampling(
+                SamplingParams::greedy()
+                    .with_temperature(config.eval_temperature.unwrap_or(0.0))
+                    .with_max_new_tokens(action_tokens)
+                    .with_stop("</action>"),
+            )
             .with_batch_size(config.eval_batch_size)
             .with_progress(true);
         if let Some(n) = config.eval_episodes {
@@ -745,8 +751,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
     )?;
     s.done("eval/, success.svg");
 
+    let decoding = match config.eval_temperature {
+        Some(temperature) => format!("actions sampled at temperature {temperature}"),
+        None => "greedy decoding".to_owned(),
+    };
     let markdown = format!(
-        "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; greedy decoding.\n\n{table}\n\n\
+        "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; {decoding}.\n\n{table}\n\n\
          Mean final score of the same episodes, in the environment's units (ScienceWorld 0-100, WebShop reward \
          0-1, ALFWorld 0/1), 95% bootstrap interval.\n\n{score_table}\n\n\
          Next-action accuracy on held-out expert states (the expert's action, exactly), in %.\n\n\

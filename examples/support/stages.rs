@@ -16,6 +16,8 @@ use act_core::{
     Split, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
 };
 use act_grpo::{GrpoConfig, GrpoTrainer, SftConfig, SftTrainer, checkpoint_name};
+use act_model::lora::{LoraConfig, apply_lora, save_peft_adapter};
+use act_model::qwen3::RandomInit;
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config, load_hf, save_hf};
 use act_rollout::{EpisodeSpec, RandomActor, Rollout, RolloutConfig};
 use burn::module::Module;
@@ -91,8 +93,21 @@ pub fn load_model(dir: &Path, device: &Device) -> Result<Qwen3, BoxError> {
     Ok(model)
 }
 
+/// The seed stream of a stage's LoRA initialisation (`derive_seed(stage seed, LORA_STREAM)`).
+const LORA_STREAM: u64 = 0x6C6F_7261;
+
+/// Where a stage trained with LoRA keeps its adapters in PEFT's layout (its `model/` is the merged model).
+pub fn adapter_dir(stage_dir: &Path) -> PathBuf {
+    stage_dir.join("adapter")
+}
+
 pub(crate) fn finish(stage_dir: &Path, model: &Qwen3, record: &StageRecord) -> Result<(), BoxError> {
+    // A model with adapters reads as base + adapters, so this saves the merged model.
     save_hf(model, model_dir(stage_dir), None)?;
+    if let Some(lora) = act_model::lora::config_of(model)? {
+        let base = record.started_from.as_ref().map_or_else(|| "fresh".to_owned(), |d| d.display().to_string());
+        save_peft_adapter(model, &lora, &base, adapter_dir(stage_dir))?;
+    }
     let json = serde_json::to_string_pretty(record)?;
     act_core::atomic_write(stage_dir.join("done.json"), json.as_bytes())?;
     // The trainer checkpoints hold optimizer state for resuming; the finished stage no longer needs them.
@@ -315,22 +330,36 @@ fn random_comparison(
 pub enum StartFrom {
     /// A checkpoint directory.
     Dir(PathBuf),
-    /// A new model of this shape, initialised from the seed.
-    Fresh(Qwen3Config),
+    /// A new model of this shape, initialised from the seed, its query and key norm gains starting at
+    /// `qk_norm_gain` ([`RandomInit::with_qk_norm_gain`]).
+    Fresh {
+        /// The shape.
+        shape: Qwen3Config,
+        /// The starting query and key norm gain (1 as upstream initialises Qwen3).
+        qk_norm_gain: f32,
+    },
 }
 
 impl StartFrom {
+    /// A new model of this shape, initialised as upstream does (norm gains 1).
+    pub fn fresh(shape: Qwen3Config) -> Self {
+        StartFrom::Fresh { shape, qk_norm_gain: 1.0 }
+    }
+
     pub(crate) fn load(&self, device: &Device, seed: u64) -> Result<Qwen3, BoxError> {
         match self {
             StartFrom::Dir(dir) => load_model(dir, device),
-            StartFrom::Fresh(config) => Ok(Qwen3::init(config, seed, device)?),
+            StartFrom::Fresh { shape, qk_norm_gain } => {
+                let mut init = RandomInit::new(seed, shape.initializer_range).with_qk_norm_gain(*qk_norm_gain);
+                Ok(Qwen3::from_source(shape, &mut init, device)?)
+            }
         }
     }
 
     pub(crate) fn dir(&self) -> Option<PathBuf> {
         match self {
             StartFrom::Dir(dir) => Some(dir.clone()),
-            StartFrom::Fresh(_) => None,
+            StartFrom::Fresh { .. } => None,
         }
     }
 }
@@ -498,6 +527,16 @@ impl StageRun<'_> {
     }
 
     /// Supervised fine-tuning on `samples` for `stage.steps` steps.
+    /// The stage's starting model, with LoRA adapters when the stage asks for them (their `A` drawn from the
+    /// stage's seed).
+    fn start_model(&self, device: &Device, lora: Option<&LoraConfig>) -> Result<Qwen3, BoxError> {
+        let model = self.start.load(device, self.seed)?;
+        Ok(match lora {
+            Some(lora) => apply_lora(model, lora, derive_seed(self.seed, LORA_STREAM))?,
+            None => model,
+        })
+    }
+
     pub fn sft(&self, stage: &SftStageConfig, samples: Vec<SftSample>) -> Result<StageRecord, BoxError> {
         if let Some(record) = self.skip() {
             return Ok(record);
@@ -528,7 +567,7 @@ impl StageRun<'_> {
                 SftTrainer::resume(&checkpoint, config, tokenizer, template, samples, vec![], &device)?
             }
             None => {
-                let model = self.start.load(&device, self.seed)?;
+                let model = self.start_model(&device, stage.lora.as_ref())?;
                 SftTrainer::new(config, model, tokenizer, template, samples, vec![])?
             }
         };
@@ -587,7 +626,7 @@ impl StageRun<'_> {
                 GrpoTrainer::resume(&checkpoint, config, tokenizer, template, reward, samples, &device)?
             }
             None => {
-                let model = self.start.load(&device, self.seed)?;
+                let model = self.start_model(&device, stage.lora.as_ref())?;
                 GrpoTrainer::new(config, model, tokenizer, template, reward, samples)?
             }
         };

@@ -15,7 +15,11 @@ Two commands:
       the `input_ids.i` / `logits.i` pairs in MODEL_DIR/expected.safetensors (written by
       act-model too). Prints the largest absolute difference; exits 1 when it exceeds --atol.
 
-Only torch, transformers and safetensors are needed; everything runs on CPU.
+  check-peft BASE_DIR ADAPTER_DIR
+      Loads BASE_DIR with transformers and the LoRA adapter in ADAPTER_DIR (written by act-model in PEFT's
+      layout) with peft's PeftModel, and compares the logits with ADAPTER_DIR/expected.safetensors.
+
+Only torch, transformers and safetensors are needed (and peft for check-peft); everything runs on CPU.
 """
 
 import argparse
@@ -157,6 +161,31 @@ def check(model_dir, atol):
     return 0 if worst <= atol else 1
 
 
+@torch.no_grad()
+def check_peft(base_dir, adapter_dir, atol):
+    """Loads BASE_DIR with transformers and ADAPTER_DIR with PEFT on top; compares with ADAPTER_DIR's expected."""
+    from peft import PeftModel
+
+    base = Qwen3ForCausalLM.from_pretrained(base_dir, torch_dtype=torch.float32).eval()
+    model = PeftModel.from_pretrained(base, adapter_dir).eval()
+    expected = load_file(os.path.join(adapter_dir, "expected.safetensors"))
+    count = len([k for k in expected if k.startswith("input_ids.")])
+    if count == 0:
+        print("no prompts in expected.safetensors", file=sys.stderr)
+        return 1
+    worst = 0.0
+    for i in range(count):
+        ids = expected[f"input_ids.{i}"].tolist()
+        got = model(input_ids=torch.tensor([ids], dtype=torch.long)).logits[0].float()
+        want = expected[f"logits.{i}"].float()
+        if got.shape != want.shape:
+            print(f"prompt {i}: shape {tuple(got.shape)} != {tuple(want.shape)}", file=sys.stderr)
+            return 1
+        worst = max(worst, (got - want).abs().max().item())
+    print(json.dumps({"prompts": count, "max_abs_diff": worst, "atol": atol}))
+    return 0 if worst <= atol else 1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -165,11 +194,17 @@ def main():
     chk = sub.add_parser("check")
     chk.add_argument("model_dir")
     chk.add_argument("--atol", type=float, default=1e-4)
+    peft = sub.add_parser("check-peft")
+    peft.add_argument("base_dir")
+    peft.add_argument("adapter_dir")
+    peft.add_argument("--atol", type=float, default=1e-4)
     args = parser.parse_args()
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     if args.command == "make-fixture":
         make_fixture(args.out_dir)
         return 0
+    if args.command == "check-peft":
+        return check_peft(args.base_dir, args.adapter_dir, args.atol)
     return check(args.model_dir, args.atol)
 
 

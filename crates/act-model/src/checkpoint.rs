@@ -264,9 +264,12 @@ pub fn save_hf(model: &Qwen3, dir: impl AsRef<Path>, max_shard_bytes: Option<usi
 const TRAIN_MODEL_FILE: &str = "model.bpk";
 const TRAIN_OPTIMIZER_FILE: &str = "optimizer.bpk";
 const TRAIN_STATE_FILE: &str = "trainer_state.json";
+/// The LoRA settings of a checkpointed model with adapters ([`crate::lora::config_of`]); absent without.
+const TRAIN_LORA_FILE: &str = "lora.json";
 
 /// A training checkpoint: the model (with its parameter ids), the optimizer state keyed by those ids, and the
-/// trainer's own JSON state (step, RNG state, schedule...), in one directory replaced atomically.
+/// trainer's own JSON state (step, RNG state, schedule...), in one directory replaced atomically. A model with LoRA
+/// adapters keeps them (and its frozen base) across a save and load, with `lora.json` saying their shape.
 #[derive(Debug)]
 pub struct TrainingCheckpoint {
     /// The model.
@@ -309,6 +312,12 @@ impl TrainingCheckpoint {
             &staging.join(CONFIG_FILE),
             serde_json::to_string_pretty(&model.config.to_hf_json()).expect("json").as_bytes(),
         )?;
+        if let Some(lora) = crate::lora::config_of(model)? {
+            write_atomic(
+                &staging.join(TRAIN_LORA_FILE),
+                serde_json::to_string_pretty(&lora).expect("json").as_bytes(),
+            )?;
+        }
         let old = sibling(dir, "old");
         if dir.exists() {
             if old.exists() {
@@ -334,7 +343,15 @@ impl TrainingCheckpoint {
         };
         let record = ModuleRecord::from_bytes(burn::tensor::Bytes::from_bytes_vec(read(TRAIN_MODEL_FILE)?))
             .map_err(|e| ModelError::checkpoint(dir, format!("model record: {e:?}")))?;
-        let model = Qwen3::from_source(&config, &mut ShapeOnly, device)?
+        let mut skeleton = Qwen3::from_source(&config, &mut ShapeOnly, device)?;
+        let lora_path = dir.join(TRAIN_LORA_FILE);
+        if lora_path.exists() {
+            // The record holds the adapters' factors and ids: give the skeleton the same adapters to receive them.
+            let lora: crate::lora::LoraConfig = serde_json::from_slice(&read(TRAIN_LORA_FILE)?)
+                .map_err(|e| ModelError::checkpoint(&lora_path, format!("not LoRA settings: {e}")))?;
+            skeleton = crate::lora::apply_lora(skeleton, &lora, 0)?;
+        }
+        let model = skeleton
             .try_load_record(record)
             .map_err(|e| ModelError::checkpoint(dir, format!("model record does not fit the config: {e:?}")))?;
         let trainer_state = serde_json::from_slice(&read(TRAIN_STATE_FILE)?)

@@ -37,6 +37,7 @@ pub mod error;
 pub mod generate;
 pub mod kv_cache;
 pub mod logprobs;
+pub mod lora;
 pub mod parallel;
 pub mod policy;
 pub mod prefix_cache;

@@ -40,17 +40,29 @@ pub trait WeightSource {
     }
 }
 
-/// Fresh weights from a seed: normal(0, std) matrices, ones for norms, zeros for biases.
+/// Fresh weights from a seed: normal(0, std) matrices, ones for norms (see
+/// [`RandomInit::with_qk_norm_gain`]), zeros for biases.
 #[derive(Debug)]
 pub struct RandomInit {
     rng: rand_chacha::ChaCha8Rng,
     std: f32,
+    qk_norm_gain: f32,
 }
 
 impl RandomInit {
     /// Weights drawn from `seed` with standard deviation `std`.
     pub fn new(seed: u64, std: f64) -> Self {
-        RandomInit { rng: act_core::rng_from_seed(seed), std: std as f32 }
+        RandomInit { rng: act_core::rng_from_seed(seed), std: std as f32, qk_norm_gain: 1.0 }
+    }
+
+    /// Starts the query and key RMSNorm gains at `gain` instead of 1. Qwen3 normalises queries and keys per head,
+    /// so an attention logit is at most `sqrt(head_dim) * gain_q * gain_k`: 5.7 for a 32-wide head at gain 1, too
+    /// flat to single out a few tokens of a long prompt until training has grown the gains. A larger start gives
+    /// a small model sharp attention from the first step; the architecture (and the checkpoint layout) is
+    /// unchanged, so the result still loads as a plain Qwen3.
+    pub fn with_qk_norm_gain(mut self, gain: f32) -> Self {
+        self.qk_norm_gain = gain;
+        self
     }
 
     fn normal(&mut self) -> f32 {
@@ -62,9 +74,12 @@ impl RandomInit {
 }
 
 impl WeightSource for RandomInit {
-    fn take(&mut self, _name: &str, shape: &[usize], kind: ParamKind) -> Result<Vec<f32>, ModelError> {
+    fn take(&mut self, name: &str, shape: &[usize], kind: ParamKind) -> Result<Vec<f32>, ModelError> {
         let n = shape.iter().product();
         Ok(match kind {
+            ParamKind::Norm if name.ends_with("q_norm.weight") || name.ends_with("k_norm.weight") => {
+                vec![self.qk_norm_gain; n]
+            }
             ParamKind::Norm => vec![1.0; n],
             ParamKind::Bias => vec![0.0; n],
             ParamKind::LinearWeight | ParamKind::Embedding => (0..n).map(|_| self.normal() * self.std).collect(),
@@ -463,6 +478,33 @@ impl Qwen3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn values(norm: &RmsNorm) -> Vec<f32> {
+        norm.gamma.val().into_data().try_into_vec().unwrap()
+    }
+
+    /// The q/k-norm gain changes those two gains only, and gain 1 is upstream's initialisation exactly.
+    #[test]
+    fn qk_norm_gain_sets_only_the_query_and_key_norms() {
+        let device = Device::flex();
+        let config = Qwen3Config::micro(64);
+        let plain = Qwen3::init(&config, 7, &device).unwrap();
+        let one = Qwen3::from_source(&config, &mut RandomInit::new(7, config.initializer_range), &device).unwrap();
+        let mut init = RandomInit::new(7, config.initializer_range).with_qk_norm_gain(2.5);
+        let scaled = Qwen3::from_source(&config, &mut init, &device).unwrap();
+        let embed = |m: &Qwen3| -> Vec<f32> { m.embed_tokens.weight.val().into_data().try_into_vec().unwrap() };
+        assert_eq!(embed(&plain), embed(&scaled), "the random draws are the same");
+        assert_eq!(embed(&plain), embed(&one));
+        for (a, b) in plain.layers.iter().zip(&scaled.layers) {
+            let attention = (&a.self_attn, &b.self_attn);
+            assert!(values(&attention.0.q_norm).iter().all(|&g| g == 1.0));
+            assert!(values(&attention.1.q_norm).iter().all(|&g| g == 2.5));
+            assert!(values(&attention.1.k_norm).iter().all(|&g| g == 2.5));
+            assert_eq!(values(&a.input_layernorm), values(&b.input_layernorm));
+            assert_eq!(values(&a.post_attention_layernorm), values(&b.post_attention_layernorm));
+        }
+        assert_eq!(values(&plain.norm), values(&scaled.norm));
+    }
 
     #[test]
     fn fused_and_decomposed_attention_agree() {

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use act_model::Qwen3;
 use burn::prelude::*;
+use std::process::Command;
+
+use safetensors::tensor::TensorView;
 use safetensors::{Dtype, SafeTensors};
 
 /// `tests/fixtures/<name>`.
@@ -85,4 +88,36 @@ pub fn assert_same_completions(a: &[act_model::Completion], b: &[act_model::Comp
         );
         assert!(log_probs_agree(&x.log_probs, &y.log_probs), "{what}: row {i}: {:?} vs {:?}", x.log_probs, y.log_probs);
     }
+}
+
+/// The Python the parity scripts run with (`ACT_PYTHON`, default `python3`).
+pub fn python() -> String {
+    std::env::var("ACT_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+/// Whether that Python imports `modules` (comma-separated, as in an `import` line).
+pub fn python_ready(modules: &str) -> Result<(), String> {
+    let out = Command::new(python())
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{} lacks {modules}: {}", python(), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Writes `expected.safetensors` in `dir`: each prompt's ids and logits, as the parity script reads them.
+pub fn write_expected(dir: &Path, prompts: &[Vec<u32>], logits: &[Vec<f32>]) {
+    let mut owned: Vec<(String, Vec<u8>, Vec<usize>, Dtype)> = Vec::new();
+    for (i, (p, l)) in prompts.iter().zip(logits).enumerate() {
+        let ids: Vec<u8> = p.iter().flat_map(|&t| (t as i64).to_le_bytes()).collect();
+        owned.push((format!("input_ids.{i}"), ids, vec![p.len()], Dtype::I64));
+        let lb: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
+        owned.push((format!("logits.{i}"), lb, vec![p.len(), l.len() / p.len()], Dtype::F32));
+    }
+    let views: Vec<(String, TensorView<'_>)> =
+        owned.iter().map(|(n, b, s, d)| (n.clone(), TensorView::new(*d, s.clone(), b).unwrap())).collect();
+    safetensors::tensor::serialize_to_file(views, None, &dir.join("expected.safetensors")).unwrap();
 }

@@ -4,6 +4,7 @@ mod checkpoint;
 mod common;
 mod generation;
 mod hf_parity;
+mod lora;
 mod policy;
 mod reverse_parity;
 mod tch_parity;

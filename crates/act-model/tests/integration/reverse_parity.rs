@@ -6,47 +6,12 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{device, logits_of};
+use crate::common::{device, logits_of, python, python_ready, write_expected};
 use act_model::{Qwen3, Qwen3Config, save_hf};
-use safetensors::Dtype;
-use safetensors::tensor::TensorView;
-
-fn python() -> String {
-    std::env::var("ACT_PYTHON").unwrap_or_else(|_| "python3".to_string())
-}
-
-fn python_ready() -> Result<(), String> {
-    let out = Command::new(python())
-        .args(["-c", "import torch, transformers, safetensors"])
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", python()))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{} lacks torch/transformers/safetensors: {}",
-            python(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-fn write_expected(dir: &Path, prompts: &[Vec<u32>], logits: &[Vec<f32>]) {
-    let mut owned: Vec<(String, Vec<u8>, Vec<usize>, Dtype)> = Vec::new();
-    for (i, (p, l)) in prompts.iter().zip(logits).enumerate() {
-        let ids: Vec<u8> = p.iter().flat_map(|&t| (t as i64).to_le_bytes()).collect();
-        owned.push((format!("input_ids.{i}"), ids, vec![p.len()], Dtype::I64));
-        let lb: Vec<u8> = l.iter().flat_map(|x| x.to_le_bytes()).collect();
-        owned.push((format!("logits.{i}"), lb, vec![p.len(), l.len() / p.len()], Dtype::F32));
-    }
-    let views: Vec<(String, TensorView<'_>)> =
-        owned.iter().map(|(n, b, s, d)| (n.clone(), TensorView::new(*d, s.clone(), b).unwrap())).collect();
-    safetensors::tensor::serialize_to_file(views, None, &dir.join("expected.safetensors")).unwrap();
-}
 
 #[test]
 fn transformers_reloads_a_saved_model_with_matching_logits() {
-    if let Err(why) = python_ready() {
+    if let Err(why) = python_ready("torch, transformers, safetensors") {
         if std::env::var("ACT_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
             panic!("ACT_REQUIRE_EXTERNAL=1 but {why}");
         }
