@@ -385,6 +385,11 @@ pub struct TrainingConfig {
     pub max_length: usize,
     /// Write a trainer checkpoint every this many steps, so an interrupted stage resumes (0: only stage ends).
     pub checkpoint_every: usize,
+    /// Gradient (activation) checkpointing in every training stage
+    /// (`act_model::BackendKind::checkpointed_training_device`): less activation memory for some recomputation,
+    /// the same gradients; off by default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gradient_checkpointing: bool,
     /// On-line RL in the environment after IL and after ACT → IL; `None` (the default) runs none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub online: Option<OnlineRlConfig>,
@@ -440,6 +445,7 @@ impl Default for TrainingConfig {
             rl: GrpoStageConfig { steps: 20, lr: 3e-4, ..GrpoStageConfig::default() },
             max_length: 768,
             checkpoint_every: 20,
+            gradient_checkpointing: false,
             online: None,
             iwm: None,
         }

@@ -435,7 +435,7 @@ impl StageRun<'_> {
             return Err(format!("stage {}: no training tasks", self.name).into());
         }
         let started = self.announce(config.iterations, tasks.len());
-        let device = self.context.backend.training_device()?;
+        let device = self.training_device()?;
         let mut grpo = GrpoConfig::default()
             .with_group_size(config.group_size)
             .with_prompts_per_step(config.tasks_per_iteration)

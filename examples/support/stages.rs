@@ -527,6 +527,17 @@ impl StageRun<'_> {
     }
 
     /// Supervised fine-tuning on `samples` for `stage.steps` steps.
+    /// The device the stage trains on: the backend's, with autodiff, and with gradient checkpointing when the
+    /// training config asks for it.
+    pub(crate) fn training_device(&self) -> Result<Device, BoxError> {
+        let backend = self.context.backend;
+        Ok(if self.training.gradient_checkpointing {
+            backend.checkpointed_training_device()?
+        } else {
+            backend.training_device()?
+        })
+    }
+
     /// The stage's starting model, with LoRA adapters when the stage asks for them (their `A` drawn from the
     /// stage's seed).
     fn start_model(&self, device: &Device, lora: Option<&LoraConfig>) -> Result<Qwen3, BoxError> {
@@ -546,7 +557,7 @@ impl StageRun<'_> {
         }
         let count = samples.len();
         let started = self.announce(stage.steps, count);
-        let device = self.context.backend.training_device()?;
+        let device = self.training_device()?;
         let mut config = SftConfig::default()
             .with_batch_size(stage.batch_size)
             .with_lr(stage.lr)
@@ -604,7 +615,7 @@ impl StageRun<'_> {
         }
         let count = samples.len();
         let started = self.announce(stage.steps, count);
-        let device = self.context.backend.training_device()?;
+        let device = self.training_device()?;
         let mut config = GrpoConfig::default()
             .with_group_size(stage.group_size)
             .with_prompts_per_step(stage.prompts_per_step)

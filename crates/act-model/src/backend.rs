@@ -97,6 +97,14 @@ impl BackendKind {
     pub fn training_device(self) -> Result<Device, ModelError> {
         Ok(self.device()?.autodiff())
     }
+
+    /// The training device with gradient (activation) checkpointing: Burn's balanced strategy keeps the outputs
+    /// of compute-bound operations (matrix products) for the backward pass and recomputes the memory-bound ones
+    /// (element-wise work, softmax, norms) from them, trading some compute for a lower peak of activation memory.
+    /// Gradients are those of [`BackendKind::training_device`] (tested to 1e-5).
+    pub fn checkpointed_training_device(self) -> Result<Device, ModelError> {
+        Ok(self.device()?.autodiff().gradient_checkpointing())
+    }
 }
 
 #[cfg(test)]

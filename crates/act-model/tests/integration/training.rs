@@ -102,3 +102,32 @@ fn shared_prompt_passes_equal_full_sequences_in_values_and_gradients() {
     let gdiff: f32 = (ga - gb).abs().max().into_scalar();
     assert!(scale > 1e-3 && gdiff < 1e-4 * scale.max(1.0), "embedding gradients differ by {gdiff} (scale {scale})");
 }
+
+/// Gradient checkpointing changes what backward keeps, not what it computes: the same loss and gradients.
+#[test]
+fn checkpointed_gradients_equal_plain_gradients() {
+    let plain_device = act_model::BackendKind::Flex.training_device().unwrap();
+    let checkpointed_device = act_model::BackendKind::Flex.checkpointed_training_device().unwrap();
+    assert!(checkpointed_device.gradient_checkpointing_strategy().is_some());
+    let gradients = |device: &Device| -> (f32, Vec<f32>) {
+        let model = Qwen3::init(&Qwen3Config::tiny(64), 8, device).unwrap();
+        let batch = batch();
+        let mask = batch.mask().to_vec();
+        let loss = masked_nll(&model, &batch, &mask, 4).unwrap();
+        let value = loss.clone().into_scalar::<f32>();
+        let grads = loss.backward();
+        let layer = &model.layers[1];
+        let mut flat = Vec::new();
+        for weight in [&model.embed_tokens.weight, &layer.self_attn.q_proj.weight, &layer.mlp.down_proj.weight] {
+            let grad = weight.val().grad(&grads).expect("a gradient");
+            flat.extend(grad.into_data().convert::<f32>().try_into_vec::<f32>().unwrap());
+        }
+        (value, flat)
+    };
+    let (plain_loss, plain) = gradients(&plain_device);
+    let (checkpointed_loss, checkpointed) = gradients(&checkpointed_device);
+    assert!((plain_loss - checkpointed_loss).abs() < 1e-6, "{plain_loss} vs {checkpointed_loss}");
+    let diff = plain.iter().zip(&checkpointed).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+    assert!(plain.iter().any(|g| *g != 0.0));
+    assert!(diff < 1e-5, "largest gradient difference {diff}");
+}

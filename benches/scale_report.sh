@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs examples/scale_report.rs over the matrix docs/reproducing.md reports (one process per configuration, so each
+# peak resident set is its own) and prints the JSON lines. Usage: benches/scale_report.sh [backend] [seq]
+# Full fine-tuning of the 1.7B shape is left out: f32 weights, gradients and AdamW's two moments alone need
+# 16 bytes x 1.72e9 = 27.5 GB, more than this 24 GiB machine has.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+backend="${1:-flex}"
+seq="${2:-256}"
+cargo build --release --example scale_report >&2
+bin="${CARGO_TARGET_DIR:-target}/release/examples/scale_report"
+run() { "$bin" --backend "$backend" --seq "$seq" --steps 3 "$@"; }
+for ckpt in "" "--checkpointing"; do
+  run --shape qwen3-0.6b $ckpt
+  run --shape qwen3-0.6b --lora-rank 16 $ckpt
+  run --shape qwen3-1.7b --lora-rank 16 $ckpt
+done
+# Where activations dominate (a small model, long sequences): what gradient checkpointing saves.
+for ckpt in "" "--checkpointing"; do
+  "$bin" --backend "$backend" --shape small-6m --batch 16 --seq 512 --steps 3 $ckpt
+done
