@@ -141,9 +141,9 @@ def make_fixture(out_dir):
 
 
 @torch.no_grad()
-def check(model_dir, atol):
-    model = Qwen3ForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
-    expected = load_file(os.path.join(model_dir, "expected.safetensors"))
+def compare(model, expected_dir, atol):
+    """Compares `model`'s logits with the `input_ids.i` / `logits.i` pairs of EXPECTED_DIR/expected.safetensors."""
+    expected = load_file(os.path.join(expected_dir, "expected.safetensors"))
     count = len([k for k in expected if k.startswith("input_ids.")])
     if count == 0:
         print("no prompts in expected.safetensors", file=sys.stderr)
@@ -161,29 +161,17 @@ def check(model_dir, atol):
     return 0 if worst <= atol else 1
 
 
-@torch.no_grad()
+def check(model_dir, atol):
+    model = Qwen3ForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
+    return compare(model, model_dir, atol)
+
+
 def check_peft(base_dir, adapter_dir, atol):
     """Loads BASE_DIR with transformers and ADAPTER_DIR with PEFT on top; compares with ADAPTER_DIR's expected."""
     from peft import PeftModel
 
     base = Qwen3ForCausalLM.from_pretrained(base_dir, torch_dtype=torch.float32).eval()
-    model = PeftModel.from_pretrained(base, adapter_dir).eval()
-    expected = load_file(os.path.join(adapter_dir, "expected.safetensors"))
-    count = len([k for k in expected if k.startswith("input_ids.")])
-    if count == 0:
-        print("no prompts in expected.safetensors", file=sys.stderr)
-        return 1
-    worst = 0.0
-    for i in range(count):
-        ids = expected[f"input_ids.{i}"].tolist()
-        got = model(input_ids=torch.tensor([ids], dtype=torch.long)).logits[0].float()
-        want = expected[f"logits.{i}"].float()
-        if got.shape != want.shape:
-            print(f"prompt {i}: shape {tuple(got.shape)} != {tuple(want.shape)}", file=sys.stderr)
-            return 1
-        worst = max(worst, (got - want).abs().max().item())
-    print(json.dumps({"prompts": count, "max_abs_diff": worst, "atol": atol}))
-    return 0 if worst <= atol else 1
+    return compare(PeftModel.from_pretrained(base, adapter_dir).eval(), adapter_dir, atol)
 
 
 def main():

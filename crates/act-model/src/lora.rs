@@ -121,13 +121,13 @@ fn projection_of(path: &str) -> Option<&str> {
     (last == "weight" && path.starts_with("layers.") && PROJECTIONS.contains(&module)).then_some(module)
 }
 
-/// Attaches seeded LoRA factors to the target projections and freezes every base parameter.
-struct SeededLora<'a> {
-    config: &'a LoraConfig,
-    rng: rand_chacha::ChaCha8Rng,
+/// Freezes every parameter and attaches `make(d_in, d_out, device)`'s adapter to each targeted projection's weight.
+struct Attach<'a, F> {
+    targets: &'a [String],
+    make: F,
 }
 
-impl Reparameterizer for SeededLora<'_> {
+impl<F: FnMut(usize, usize, &Device) -> Option<LoraAdapter>> Reparameterizer for Attach<'_, F> {
     type Reparam = LoraAdapter;
 
     fn reparameterize<const D: usize>(
@@ -136,23 +136,14 @@ impl Reparameterizer for SeededLora<'_> {
         param: Param<Tensor<D>>,
     ) -> (Param<Tensor<D>>, Option<LoraAdapter>) {
         let base = param.set_require_grad(false);
-        let targeted = projection_of(path).is_some_and(|m| self.config.target_modules.iter().any(|t| t == m));
+        let targeted = projection_of(path).is_some_and(|m| self.targets.iter().any(|t| t == m));
         if D != 2 || !targeted {
             return (base, None);
         }
         let tensor = base.base();
-        let device = tensor.device();
         let dims = tensor.dims();
-        let (d_in, d_out, r) = (dims[0], dims[1], self.config.r);
-        // PEFT's default: kaiming_uniform_(a = sqrt(5)) on A, whose bound is 1 / sqrt(in_features); B = 0.
-        let bound = 1.0 / (d_in as f32).sqrt();
-        let a: Vec<f32> = (0..d_in * r).map(|_| (self.rng.random::<f32>() * 2.0 - 1.0) * bound).collect();
-        let adapter = LoraAdapter {
-            a: Param::from_tensor(Tensor::from_data(TensorData::new(a, [d_in, r]), &device)),
-            b: Param::from_tensor(Tensor::zeros([r, d_out], &device)),
-            scale: self.config.scale(),
-        };
-        (base, Some(adapter))
+        let adapter = (self.make)(dims[0], dims[1], &tensor.device());
+        (base, adapter)
     }
 }
 
@@ -164,7 +155,21 @@ pub fn apply_lora(model: Qwen3, config: &LoraConfig, seed: u64) -> Result<Qwen3,
     if adapter_count(&model) > 0 {
         return Err(ModelError::Config("LoRA: the model already has adapters (merge them first)".into()));
     }
-    Ok(model.apply_reparameterization(SeededLora { config, rng: act_core::rng_from_seed(seed) }))
+    let mut rng = act_core::rng_from_seed(seed);
+    let (r, scale) = (config.r, config.scale());
+    Ok(model.apply_reparameterization(Attach {
+        targets: &config.target_modules,
+        make: |d_in: usize, d_out: usize, device: &Device| {
+            // PEFT's default: kaiming_uniform_(a = sqrt(5)) on A, whose bound is 1 / sqrt(in_features); B = 0.
+            let bound = 1.0 / (d_in as f32).sqrt();
+            let a: Vec<f32> = (0..d_in * r).map(|_| (rng.random::<f32>() * 2.0 - 1.0) * bound).collect();
+            Some(LoraAdapter {
+                a: Param::from_tensor(Tensor::from_data(TensorData::new(a, [d_in, r]), device)),
+                b: Param::from_tensor(Tensor::zeros([r, d_out], device)),
+                scale,
+            })
+        },
+    }))
 }
 
 /// Folds every adapter into its weight (`W + scale * A B`) and makes all parameters trainable again: a plain
@@ -382,60 +387,26 @@ pub fn load_peft_adapter(base: Qwen3, dir: impl AsRef<Path>) -> Result<Qwen3, Mo
     if adapter_count(&base) > 0 {
         return Err(ModelError::Config("LoRA: the base model already has adapters".into()));
     }
-    let scale = config.scale();
-    let r = config.r;
+    let (r, scale) = (config.r, config.scale());
     let mut loaded = adapters.into_iter();
-    let mut missing_target = false;
-    let model = base.apply_reparameterization(FromFactors {
+    let mut short = false;
+    let model = base.apply_reparameterization(Attach {
         targets: &config.target_modules,
-        next: &mut || match loaded.next() {
-            Some(pair) => Some(pair),
-            None => {
-                missing_target = true;
-                None
-            }
+        make: |d_in: usize, d_out: usize, device: &Device| {
+            let Some((a, b)) = loaded.next() else {
+                short = true;
+                return None;
+            };
+            // PEFT's A is [r, in] and B [out, r]; Burn's factors are their transposes.
+            let a = Tensor::<2>::from_data(TensorData::new(a, [r, d_in]), device).transpose();
+            let b = Tensor::<2>::from_data(TensorData::new(b, [d_out, r]), device).transpose();
+            Some(LoraAdapter { a: Param::from_tensor(a), b: Param::from_tensor(b), scale })
         },
-        r,
-        scale,
     });
-    if missing_target {
+    if short {
         return Err(ModelError::checkpoint(&path, "fewer factors than adapted projections"));
     }
     Ok(model)
-}
-
-/// Attaches given factors (PEFT layout, in [`projections`] order) to the targeted projections.
-struct FromFactors<'a, F: FnMut() -> Option<(Vec<f32>, Vec<f32>)>> {
-    targets: &'a [String],
-    next: &'a mut F,
-    r: usize,
-    scale: f64,
-}
-
-impl<F: FnMut() -> Option<(Vec<f32>, Vec<f32>)>> Reparameterizer for FromFactors<'_, F> {
-    type Reparam = LoraAdapter;
-
-    fn reparameterize<const D: usize>(
-        &mut self,
-        path: &str,
-        param: Param<Tensor<D>>,
-    ) -> (Param<Tensor<D>>, Option<LoraAdapter>) {
-        let base = param.set_require_grad(false);
-        let targeted = projection_of(path).is_some_and(|m| self.targets.iter().any(|t| t == m));
-        if D != 2 || !targeted {
-            return (base, None);
-        }
-        let Some((a, b)) = (self.next)() else { return (base, None) };
-        let tensor = base.base();
-        let device = tensor.device();
-        let dims = tensor.dims();
-        let (d_in, d_out, r) = (dims[0], dims[1], self.r);
-        // PEFT's A is [r, in] and B [out, r]; Burn's factors are their transposes.
-        let a = Tensor::<2>::from_data(TensorData::new(a, [r, d_in]), &device).transpose();
-        let b = Tensor::<2>::from_data(TensorData::new(b, [d_out, r]), &device).transpose();
-        let adapter = LoraAdapter { a: Param::from_tensor(a), b: Param::from_tensor(b), scale: self.scale };
-        (base, Some(adapter))
-    }
 }
 
 #[cfg(test)]

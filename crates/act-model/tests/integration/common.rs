@@ -121,3 +121,18 @@ pub fn write_expected(dir: &Path, prompts: &[Vec<u32>], logits: &[Vec<f32>]) {
         owned.iter().map(|(n, b, s, d)| (n.clone(), TensorView::new(*d, s.clone(), b).unwrap())).collect();
     safetensors::tensor::serialize_to_file(views, None, &dir.join("expected.safetensors")).unwrap();
 }
+
+/// Whether the tests' Python imports `modules`: `false` (with "skipped" on stderr) when it does not, a panic instead
+/// when `ACT_REQUIRE_EXTERNAL=1` (the test command sets it, so a missing package fails the run).
+pub fn external_ready(modules: &str) -> bool {
+    match python_ready(modules) {
+        Ok(()) => true,
+        Err(why) if std::env::var("ACT_REQUIRE_EXTERNAL").as_deref() == Ok("1") => {
+            panic!("ACT_REQUIRE_EXTERNAL=1 but {why}")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            false
+        }
+    }
+}

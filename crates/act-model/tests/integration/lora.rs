@@ -9,7 +9,7 @@ use act_model::{PadSide, Qwen3, Qwen3Config, TokenBatch, TrainingCheckpoint, mas
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::prelude::*;
 
-use crate::common::{logits_of, python, python_ready, write_expected};
+use crate::common::{external_ready, logits_of, python, write_expected};
 
 const PROMPTS: [&[u32]; 3] = [&[1, 2, 3, 40, 5], &[9], &[20, 21, 22, 23, 24, 25, 26, 27]];
 
@@ -122,11 +122,7 @@ fn a_saved_adapter_reloads_with_the_same_logits_and_bad_files_are_named() {
 
 #[test]
 fn peft_loads_a_saved_adapter_with_matching_logits() {
-    if let Err(why) = python_ready("torch, transformers, safetensors, peft") {
-        if std::env::var("ACT_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-            panic!("ACT_REQUIRE_EXTERNAL=1 but {why}");
-        }
-        eprintln!("skipped: {why}");
+    if !external_ready("torch, transformers, safetensors, peft") {
         return;
     }
     let device = Device::flex().autodiff();
