@@ -3,9 +3,10 @@
 //! [`apply_lora`] attaches a rank-`r` adapter to every projection named in [`LoraConfig::target_modules`] (PEFT's
 //! names: `q_proj`, `k_proj`, `v_proj`, `o_proj`, `gate_proj`, `up_proj`, `down_proj`) and freezes every other
 //! parameter, so an optimizer built over the model trains (and keeps state for) the adapters only. The adapters
-//! are Burn's own [`LoraAdapter`] reparameterization: an adapted weight reads as `W + (alpha / r) * A B`, so the
-//! model's code, generation, the trainers and [`save_hf`](crate::save_hf) work unchanged (a saved HF checkpoint
-//! is the merged model). `A` starts as PEFT starts it (uniform in `±1/sqrt(in_features)`, drawn from the seed),
+//! are Burn's own [`LoraAdapter`] reparameterization: an adapted weight reads as `W + (alpha / r) * A B`, so
+//! generation, the trainers and [`save_hf`](crate::save_hf) work unchanged (a saved HF checkpoint is the merged
+//! model), while the model's forward pass ([`crate::qwen3::project`]) computes `x W + (alpha / r) (x A) B` from
+//! the factors, never the dense sum, so training keeps no weight-sized activation or gradient per adapter. `A` starts as PEFT starts it (uniform in `±1/sqrt(in_features)`, drawn from the seed),
 //! `B` at zero, so a freshly adapted model computes exactly what its base computes.
 //!
 //! [`save_peft_adapter`] writes `adapter_config.json` and `adapter_model.safetensors` as PEFT names them, so
@@ -39,7 +40,6 @@ use rand::RngExt;
 use safetensors::{Dtype, SafeTensors};
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::write_atomic;
 use crate::error::ModelError;
 use crate::qwen3::Qwen3;
 
@@ -279,7 +279,7 @@ pub fn save_peft_adapter(
     let metadata = Some(std::collections::HashMap::from([("format".to_string(), "pt".to_string())]));
     let bytes = safetensors::tensor::serialize(views, metadata)
         .map_err(|e| ModelError::checkpoint(&path, format!("serialize: {e}")))?;
-    write_atomic(&path, &bytes)?;
+    act_core::atomic_write(&path, &bytes).map_err(|e| ModelError::io(&path, e))?;
     let json = serde_json::json!({
         "peft_type": "LORA",
         "task_type": "CAUSAL_LM",
@@ -297,7 +297,8 @@ pub fn save_peft_adapter(
         "modules_to_save": null,
     });
     let path = dir.join(ADAPTER_CONFIG_FILE);
-    write_atomic(&path, serde_json::to_string_pretty(&json).expect("json").as_bytes())
+    let text = serde_json::to_string_pretty(&json).expect("json");
+    act_core::atomic_write(&path, text.as_bytes()).map_err(|e| ModelError::io(&path, e))
 }
 
 /// Reads the LoRA settings of a PEFT adapter directory, refusing what changes the arithmetic and is not

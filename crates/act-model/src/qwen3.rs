@@ -141,6 +141,21 @@ fn rms_norm(
     Ok(RmsNorm { gamma: tensor_param(source, name, [dim], ParamKind::Norm, device)?, epsilon: eps })
 }
 
+/// `x` through a projection. With a LoRA adapter ([`crate::lora`]) this computes `x W + scale (x A) B` from the
+/// frozen `W` and the factors, instead of reading the reparameterized weight (`W + scale A B`, which
+/// [`Linear::forward`] would materialise as a dense matrix that autodiff keeps, with a weight-shaped gradient,
+/// for the backward pass): the same value up to float rounding, with the memory and time of the factors only.
+pub fn project<const D: usize>(linear: &Linear, x: Tensor<D>) -> Tensor<D> {
+    let Some(adapter) = linear.weight.reparameterization::<burn::module::LoraAdapter>() else {
+        return linear.forward(x);
+    };
+    let base = linear.weight.base();
+    let bias = linear.bias.as_ref().map(|b| b.val());
+    let low_rank = burn::tensor::module::linear(x.clone(), adapter.a.val(), None);
+    let update = burn::tensor::module::linear(low_rank, adapter.b.val(), None).mul_scalar(adapter.scale);
+    burn::tensor::module::linear(x, base, bias) + update
+}
+
 /// The SwiGLU feed-forward block: `down(silu(gate(x)) * up(x))`.
 #[derive(Module, Debug)]
 pub struct Mlp {
@@ -164,8 +179,8 @@ impl Mlp {
 
     /// Applies the block to `[batch, seq, hidden]`.
     pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        let gate = silu(self.gate_proj.forward(x.clone()));
-        self.down_proj.forward(gate * self.up_proj.forward(x))
+        let gate = silu(project(&self.gate_proj, x.clone()));
+        project(&self.down_proj, gate * project(&self.up_proj, x))
     }
 }
 
@@ -223,9 +238,9 @@ impl Attention {
         let [batch, seq, _] = x.dims();
         let x_device = x.device();
         let heads = |t: Tensor<3>, n: usize| t.reshape([batch, seq, n, self.head_dim]);
-        let q = self.q_norm.forward(heads(self.q_proj.forward(x.clone()), self.num_heads)).swap_dims(1, 2);
-        let k = self.k_norm.forward(heads(self.k_proj.forward(x.clone()), self.num_kv_heads)).swap_dims(1, 2);
-        let v = heads(self.v_proj.forward(x), self.num_kv_heads).swap_dims(1, 2);
+        let q = self.q_norm.forward(heads(project(&self.q_proj, x.clone()), self.num_heads)).swap_dims(1, 2);
+        let k = self.k_norm.forward(heads(project(&self.k_proj, x.clone()), self.num_kv_heads)).swap_dims(1, 2);
+        let v = heads(project(&self.v_proj, x), self.num_kv_heads).swap_dims(1, 2);
         let q = apply_rotary(q, rope);
         let k = apply_rotary(k, rope);
         let (k, v) = match cache {
@@ -256,7 +271,7 @@ impl Attention {
         } else {
             blocked_causal_attention(q, k, v, bias, |q, k, v, bias| grouped_attention(q, k, v, bias, group))
         };
-        self.o_proj.forward(out.swap_dims(1, 2).reshape([batch, seq, self.num_heads * self.head_dim]))
+        project(&self.o_proj, out.swap_dims(1, 2).reshape([batch, seq, self.num_heads * self.head_dim]))
     }
 }
 
