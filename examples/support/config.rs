@@ -645,6 +645,11 @@ impl ExperimentConfig {
         if self.eval_step_budget == Some(0) {
             return Err("eval_step_budget must be positive (or absent for the environment's budget)".into());
         }
+        for (name, lora) in [("base", &t.base.lora), ("il", &t.il.lora), ("act", &t.act.lora), ("rl", &t.rl.lora)] {
+            if let Some(lora) = lora {
+                lora.validate(true).map_err(|e| format!("training.{name}.lora: {e}"))?;
+            }
+        }
         if let Some(temperature) = self.eval_temperature
             && !(temperature.is_finite() && temperature > 0.0)
         {
@@ -819,6 +824,8 @@ mod tests {
         assert!(config.validate().unwrap_err().contains("eval_temperature"));
         config.eval_temperature = Some(0.7);
         assert!(config.validate().is_ok());
+        config.training.il.lora = Some(act_model::lora::LoraConfig::new(0, 8.0));
+        assert!(config.validate().unwrap_err().contains("training.il.lora"));
         // Without the block the config serialises as before, so existing run directories still match.
         assert!(!serde_json::to_string(&ExperimentConfig::default()).unwrap().contains("online"));
     }
