@@ -11,12 +11,13 @@ use burn::module::{Module, ParamId};
 use burn::optim::ModuleOptimizer;
 use burn::prelude::*;
 use burn::store::ModuleRecord;
-use safetensors::{Dtype, SafeTensors};
+use safetensors::SafeTensors;
 use serde_json::{Value, json};
 
 use crate::config::Qwen3Config;
 use crate::error::ModelError;
 use crate::qwen3::{ParamKind, Qwen3, WeightSource};
+use crate::tensor_file::{f32_safetensors, f32_values};
 
 /// File name of a single-file safetensors checkpoint.
 pub const SAFETENSORS_FILE: &str = "model.safetensors";
@@ -123,23 +124,7 @@ impl WeightSource for SafetensorsSource {
                 format!("tensor `{name}` has shape {:?}, the config implies {shape:?}", view.shape()),
             ));
         }
-        let data = view.data();
-        let values = match view.dtype() {
-            Dtype::F32 => data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-            Dtype::BF16 => {
-                data.chunks_exact(2).map(|b| burn::tensor::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
-            }
-            Dtype::F16 => {
-                data.chunks_exact(2).map(|b| burn::tensor::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
-            }
-            Dtype::F64 => data
-                .chunks_exact(8)
-                .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) as f32)
-                .collect(),
-            other => {
-                return Err(ModelError::checkpoint(&path, format!("tensor `{name}` has unsupported dtype {other:?}")));
-            }
-        };
+        let values = f32_values(&view, &path, name)?;
         self.used.push(name.to_string());
         Ok(values)
     }
@@ -196,19 +181,6 @@ pub fn hf_tensors(model: &Qwen3) -> Vec<(String, TensorData)> {
     out
 }
 
-fn serialize_safetensors(tensors: &[(String, TensorData)], path: &Path) -> Result<Vec<u8>, ModelError> {
-    let views = tensors
-        .iter()
-        .map(|(name, data)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, data.shape().to_vec(), data.as_bytes())
-                .map(|v| (name.clone(), v))
-                .map_err(|e| ModelError::checkpoint(path, format!("tensor `{name}`: {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let metadata = Some(std::collections::HashMap::from([("format".to_string(), "pt".to_string())]));
-    safetensors::tensor::serialize(views, metadata).map_err(|e| ModelError::checkpoint(path, format!("serialize: {e}")))
-}
-
 /// Writes `bytes` to `path` atomically.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ModelError> {
     act_core::atomic_write(path, bytes).map_err(|e| ModelError::io(path, e))
@@ -225,7 +197,7 @@ pub fn save_hf(model: &Qwen3, dir: impl AsRef<Path>, max_shard_bytes: Option<usi
     match max_shard_bytes {
         None => {
             let path = dir.join(SAFETENSORS_FILE);
-            write_atomic(&path, &serialize_safetensors(&tensors, &path)?)?;
+            write_atomic(&path, &f32_safetensors(&tensors, &path)?)?;
         }
         Some(limit) => {
             let mut shards: Vec<Vec<(String, TensorData)>> = vec![Vec::new()];
@@ -249,7 +221,7 @@ pub fn save_hf(model: &Qwen3, dir: impl AsRef<Path>, max_shard_bytes: Option<usi
                     weight_map.insert(name.clone(), json!(file));
                     total += data.as_bytes().len();
                 }
-                write_atomic(&path, &serialize_safetensors(shard, &path)?)?;
+                write_atomic(&path, &f32_safetensors(shard, &path)?)?;
             }
             let index = json!({"metadata": {"total_size": total}, "weight_map": weight_map});
             let path = dir.join(SAFETENSORS_INDEX_FILE);

@@ -45,6 +45,7 @@ pub mod qwen3;
 pub mod rope;
 pub mod sampling;
 pub mod shared_prefix;
+mod tensor_file;
 pub mod tokenizer;
 
 pub use backend::BackendKind;

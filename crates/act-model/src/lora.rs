@@ -37,11 +37,12 @@ use burn::module::{LoraAdapter, Module, Param, Reparameterizer};
 use burn::nn::Linear;
 use burn::prelude::*;
 use rand::RngExt;
-use safetensors::{Dtype, SafeTensors};
+use safetensors::SafeTensors;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ModelError;
 use crate::qwen3::Qwen3;
+use crate::tensor_file::{f32_safetensors, f32_values};
 
 /// PEFT's adapter config file name.
 pub const ADAPTER_CONFIG_FILE: &str = "adapter_config.json";
@@ -268,17 +269,7 @@ pub fn save_peft_adapter(
     }
     std::fs::create_dir_all(dir).map_err(|e| ModelError::io(dir, e))?;
     let path = dir.join(ADAPTER_WEIGHTS_FILE);
-    let views = tensors
-        .iter()
-        .map(|(name, data)| {
-            safetensors::tensor::TensorView::new(Dtype::F32, data.shape().to_vec(), data.as_bytes())
-                .map(|v| (name.clone(), v))
-                .map_err(|e| ModelError::checkpoint(&path, format!("tensor `{name}`: {e}")))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let metadata = Some(std::collections::HashMap::from([("format".to_string(), "pt".to_string())]));
-    let bytes = safetensors::tensor::serialize(views, metadata)
-        .map_err(|e| ModelError::checkpoint(&path, format!("serialize: {e}")))?;
+    let bytes = f32_safetensors(&tensors, &path)?;
     act_core::atomic_write(&path, &bytes).map_err(|e| ModelError::io(&path, e))?;
     let json = serde_json::json!({
         "peft_type": "LORA",
@@ -334,6 +325,9 @@ pub fn read_peft_config(dir: impl AsRef<Path>) -> Result<LoraConfig, ModelError>
 /// the targets, its tensors the factors. Every base parameter ends frozen, as after [`apply_lora`]. Errors name the
 /// file and the tensor: a missing or mis-shaped factor, or a factor the config does not explain.
 pub fn load_peft_adapter(base: Qwen3, dir: impl AsRef<Path>) -> Result<Qwen3, ModelError> {
+    if adapter_count(&base) > 0 {
+        return Err(ModelError::Config("LoRA: the base model already has adapters".into()));
+    }
     let dir = dir.as_ref();
     let config = read_peft_config(dir)?;
     let path = dir.join(ADAPTER_WEIGHTS_FILE);
@@ -342,16 +336,7 @@ pub fn load_peft_adapter(base: Qwen3, dir: impl AsRef<Path>) -> Result<Qwen3, Mo
         SafeTensors::deserialize(&bytes).map_err(|e| ModelError::checkpoint(&path, format!("bad safetensors: {e}")))?;
     let mut factors: BTreeMap<String, (Vec<usize>, Vec<f32>)> = BTreeMap::new();
     for (name, view) in file.tensors() {
-        let values: Vec<f32> = match view.dtype() {
-            Dtype::F32 => view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect(),
-            Dtype::BF16 => {
-                view.data().chunks_exact(2).map(|b| burn::tensor::bf16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
-            }
-            Dtype::F16 => {
-                view.data().chunks_exact(2).map(|b| burn::tensor::f16::from_le_bytes([b[0], b[1]]).to_f32()).collect()
-            }
-            other => return Err(ModelError::checkpoint(&path, format!("tensor `{name}` has dtype {other:?}"))),
-        };
+        let values = f32_values(&view, &path, &name)?;
         // PEFT may save `…lora_A.weight` or, with a named adapter, `…lora_A.default.weight`.
         factors.insert(name.replace(".default.weight", ".weight"), (view.shape().to_vec(), values));
     }
@@ -384,9 +369,6 @@ pub fn load_peft_adapter(base: Qwen3, dir: impl AsRef<Path>) -> Result<Qwen3, Mo
     }
     if let Some(extra) = factors.keys().next() {
         return Err(ModelError::checkpoint(&path, format!("tensor `{extra}` matches no target module of the config")));
-    }
-    if adapter_count(&base) > 0 {
-        return Err(ModelError::Config("LoRA: the base model already has adapters".into()));
     }
     let (r, scale) = (config.r, config.scale());
     let mut loaded = adapters.into_iter();
