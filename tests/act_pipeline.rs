@@ -8,8 +8,8 @@ use act_alfworld::{AlfworldConfig, AlfworldFactory};
 use act_core::{ActionPair, Split, Trajectory, actions_match, read_jsonl};
 use act_eval::{EvalRecord, Evaluation};
 use act_examples::config::{
-    ExperimentConfig, GrpoStageConfig, ModelSource, OnlineAlgorithm, OnlineRlConfig, PromptStyle, SftStageConfig,
-    TrainingConfig, WorldModelConfig,
+    ExperimentConfig, GrpoStageConfig, ModelSource, OnlineAlgorithm, OnlineRlConfig, PromptStyle, ReflectionConfig,
+    SftStageConfig, TrainingConfig, WorldModelConfig,
 };
 use act_examples::experiment::{Benchmark, METHODS, run_experiment, slug};
 use act_examples::seeds::{COMPARISONS, summarize};
@@ -56,6 +56,12 @@ fn toy_config() -> ExperimentConfig {
                 alternatives_per_state: 1,
                 stage: SftStageConfig { steps: 2, ..sft.clone() },
                 ..WorldModelConfig::default()
+            }),
+            sr: Some(ReflectionConfig {
+                games: 2,
+                max_rationale_tokens: 8,
+                stage: SftStageConfig { steps: 2, ..sft.clone() },
+                ..ReflectionConfig::default()
             }),
             act: grpo.clone(),
             il: sft,
@@ -130,6 +136,17 @@ fn the_pipeline_runs_resumes_and_repeats() {
     let branched: usize = train[..2].iter().map(|t| t.steps.len()).sum();
     assert!((branched..=2 * branched).contains(&branches.len()), "{} branches, {branched} states", branches.len());
     assert!(branches.iter().all(|b| train[..2].iter().any(|t| t.task_id == b.task_id)));
+    // Stage 2d: self-reflection, at most one admissible alternative per state of the first two games, each with
+    // both outcomes and π₀'s rationale.
+    let reflections: Vec<act_examples::early::Reflection> = read_jsonl(run.join("reflections.jsonl")).unwrap();
+    assert!((1..=branched).contains(&reflections.len()), "{} reflections", reflections.len());
+    for r in &reflections {
+        let game = train[..2].iter().find(|t| t.task_id == r.task_id).unwrap();
+        assert_eq!(r.expert, game.steps[r.step_index].action);
+        assert!(game.steps[r.step_index].admissible_actions.contains(&r.alternative), "{r:?}");
+        assert_ne!(r.alternative, r.expert);
+        assert!(!r.alternative_outcome.is_empty() && !r.outcome.is_empty());
+    }
 
     // Stages 3-5 and the controls: each started from the model the method says.
     let models = run.join("models");
@@ -142,6 +159,8 @@ fn the_pipeline_runs_resumes_and_repeats() {
         ("act_il_rl", "act_il", 2),
         ("iwm", "base", 2),
         ("iwm_il", "iwm", 4),
+        ("sr", "base", 2),
+        ("sr_il", "sr", 4),
         ("il_matched", "base", 6),
         ("act_resampled", "base", 2),
         ("act_resampled_il", "act_resampled", 4),

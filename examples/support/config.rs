@@ -398,6 +398,44 @@ pub struct TrainingConfig {
     /// runs none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iwm: Option<WorldModelConfig>,
+    /// Early Experience's self-reflection, the method `SR -> IL`: π₀ explains why the expert's action beats an
+    /// alternative, given what followed each; a stage from π₀ learns to write that before the expert's action, then
+    /// IL from it; `None` (the default) runs none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sr: Option<ReflectionConfig>,
+}
+
+/// Early Experience's self-reflection ([`crate::early::reflections`]): its data and its stage.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReflectionConfig {
+    /// Training games (the first ones, IL's own) whose expert states are branched, as for the world model: π₀
+    /// samples the experiment's `k` actions per state, distinct and unlike the expert's.
+    pub games: usize,
+    /// The most alternatives per state, each with its own reflection.
+    pub alternatives_per_state: usize,
+    /// Keep alternatives the state does not admit (ALFWorld answers them "Nothing happens."); false by default,
+    /// so the rationale compares two things the agent could do (ours: the paper does not say).
+    pub keep_inadmissible: bool,
+    /// The longest rationale π₀ writes, in tokens.
+    pub max_rationale_tokens: usize,
+    /// π₀'s sampling temperature for rationales.
+    pub temperature: f32,
+    /// The stage's SFT settings (one sequence per sample: a reasoning prompt is no prefix of the episode).
+    pub stage: SftStageConfig,
+}
+
+impl Default for ReflectionConfig {
+    fn default() -> Self {
+        ReflectionConfig {
+            games: 200,
+            alternatives_per_state: 1,
+            keep_inadmissible: false,
+            max_rationale_tokens: 48,
+            temperature: 1.0,
+            stage: SftStageConfig { steps: 300, batch_size: 16, lr: 1e-3, ..SftStageConfig::default() },
+        }
+    }
 }
 
 /// Early Experience's implicit world modelling ([`crate::early`]): its data and its stage.
@@ -448,6 +486,7 @@ impl Default for TrainingConfig {
             gradient_checkpointing: false,
             online: None,
             iwm: None,
+            sr: None,
         }
     }
 }
@@ -691,8 +730,22 @@ impl ExperimentConfig {
         {
             return Err("training.iwm: games and alternatives_per_state must be positive".into());
         }
+        if let Some(sr) = &t.sr
+            && (sr.games == 0
+                || sr.alternatives_per_state == 0
+                || sr.max_rationale_tokens == 0
+                || !sr.temperature.is_finite()
+                || sr.temperature < 0.0)
+        {
+            return Err(
+                "training.sr: games, alternatives_per_state and max_rationale_tokens must be positive, temperature \
+                 finite and not negative"
+                    .into(),
+            );
+        }
         let iwm_stage = t.iwm.as_ref().map(|iwm| ("iwm.stage", &iwm.stage));
-        for (name, stage) in [("base", &t.base), ("il", &t.il)].into_iter().chain(iwm_stage) {
+        let sr_stage = t.sr.as_ref().map(|sr| ("sr.stage", &sr.stage));
+        for (name, stage) in [("base", &t.base), ("il", &t.il)].into_iter().chain(iwm_stage).chain(sr_stage) {
             if stage.steps == 0 || stage.batch_size == 0 || !stage.lr.is_finite() || stage.lr <= 0.0 {
                 return Err(format!("training.{name}: steps, batch_size and lr must be positive"));
             }
@@ -747,7 +800,7 @@ mod tests {
         ExperimentConfig { renamed_copies: 2, ..receptacles_alone }.validate().unwrap();
         // New settings left at their defaults do not appear in a saved config, so earlier run directories resume.
         let saved = serde_json::to_string(&ExperimentConfig::default()).unwrap();
-        for field in ["renamed_receptacles", "base_comparisons", "il_dagger", "memory_line", "iwm"] {
+        for field in ["renamed_receptacles", "base_comparisons", "il_dagger", "memory_line", "iwm", "\"sr\""] {
             assert!(!saved.contains(field), "{field} in {saved}");
         }
         assert!(!serde_json::to_string(&GrpoStageConfig::default()).unwrap().contains("schedule"));
@@ -791,6 +844,17 @@ mod tests {
         assert!(bad.validate().unwrap_err().contains("iwm.stage"));
         bad.training.iwm.as_mut().unwrap().games = 0;
         assert!(bad.validate().unwrap_err().contains("training.iwm"));
+        std::fs::write(&path, r#"{"training": {"sr": {"games": 40, "stage": {"steps": 10}}}}"#).unwrap();
+        let sr = ExperimentConfig::from_json_file(&path).unwrap();
+        let reflection = sr.training.sr.clone().unwrap();
+        assert_eq!((reflection.games, reflection.stage.steps, reflection.max_rationale_tokens), (40, 10, 48));
+        assert!(!reflection.keep_inadmissible);
+        sr.validate().unwrap();
+        let mut bad = sr.clone();
+        bad.training.sr.as_mut().unwrap().stage.batch_size = 0;
+        assert!(bad.validate().unwrap_err().contains("sr.stage"));
+        bad.training.sr.as_mut().unwrap().temperature = f32::NAN;
+        assert!(bad.validate().unwrap_err().contains("training.sr"));
     }
 
     #[test]

@@ -7,12 +7,21 @@
 //! skill asked another way: "go to shelf 3" in a room with two shelves is answered "Nothing happens.", and `take
 //! mug 1 from sinkbasin 1` only works where the observation showed a mug 1. So π₀'s alternatives are kept whether
 //! or not they are admissible (ours: the paper does not say; [`crate::config::WorldModelConfig::keep_inadmissible`]).
+//!
+//! Self-reflection (SR), the paper's other variant and the row of the ACT paper's table: from the same branches, π₀
+//! reads the state, the expert's action and what followed it, an alternative and what followed that, and writes
+//! why the expert's action is better ([`reflections`]); a stage from π₀ then learns to write that rationale before
+//! the expert's action in the state's reasoning prompt ([`reflection_samples`]), before IL (the method
+//! `SR -> IL`, with IL's budget, placed as ACT is in `ACT -> IL`).
 
 use std::collections::HashMap;
 
-use act_core::{EnvironmentFactory, Policy, Prompter, SftSample, Trajectory};
+use act_core::{
+    Action, EnvironmentFactory, Policy, Prompter, Query, SamplingParams, SftSample, Trajectory, derive_seed,
+};
 use act_pairs::{PairBuilder, PairConfig};
 use act_rollout::{Branch, BranchRequest, branch_outcomes};
+use serde::{Deserialize, Serialize};
 
 use crate::stages::BoxError;
 
@@ -77,6 +86,131 @@ pub fn branch_summary(branches: &[Branch]) -> String {
     )
 }
 
+/// One self-reflection: a state of an expert episode, the expert's action and an alternative with what followed
+/// each, and the rationale π₀ wrote for the expert's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reflection {
+    /// The episode's task id.
+    pub task_id: String,
+    /// The state: the one before step `step_index` of that episode.
+    pub step_index: usize,
+    /// The expert's action there.
+    pub expert: Action,
+    /// What followed it.
+    pub outcome: String,
+    /// The alternative.
+    pub alternative: Action,
+    /// What followed that.
+    pub alternative_outcome: String,
+    /// What π₀ wrote, cut at the end of its think block (empty when it wrote nothing).
+    pub rationale: String,
+}
+
+/// How many reflection prompts are generated per call (each call samples from its own seed).
+const REFLECTION_BATCH: usize = 256;
+
+/// π₀'s rationales for every alternative among `branches` (made by [`world_model_branches`] with the expert's
+/// actions included): the prompt ([`Prompter::reflect`] of `prompter`, the state as IL's prompts show it,
+/// `history_len` earlier steps) shows the expert's branch and the alternative's; the completion is sampled with
+/// `sampling` (stopping at `</think>`, seeded per batch from `sampling.seed`) and cleaned by [`rationale_of`].
+pub fn reflections<P: Policy>(
+    games: &[Trajectory],
+    branches: &[Branch],
+    prompter: &Prompter,
+    history_len: usize,
+    policy: &P,
+    sampling: &SamplingParams,
+) -> Result<Vec<Reflection>, BoxError> {
+    let by_id: HashMap<&str, &Trajectory> = games.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    let expert_action = |b: &Branch| -> Option<&Action> {
+        by_id.get(b.task_id.as_str()).and_then(|t| t.steps.get(b.step_index)).map(|s| &s.action)
+    };
+    let expert: HashMap<(&str, usize), &Branch> = branches
+        .iter()
+        .filter(|b| expert_action(b) == Some(&b.action))
+        .map(|b| ((b.task_id.as_str(), b.step_index), b))
+        .collect();
+    let mut pending = Vec::new();
+    for branch in branches.iter().filter(|b| expert_action(b).is_some_and(|a| *a != b.action)) {
+        let key = (branch.task_id.as_str(), branch.step_index);
+        let Some(expert) = expert.get(&key) else {
+            return Err(format!(
+                "no branch of the expert's action at state {} of `{}`: build the branches with the expert's actions",
+                branch.step_index, branch.task_id
+            )
+            .into());
+        };
+        let state = by_id[branch.task_id.as_str()]
+            .state_at(branch.step_index, history_len)
+            .ok_or_else(|| format!("branch of `{}` step {}: no such state", branch.task_id, branch.step_index))?;
+        let prompt = prompter.reflect(
+            &state,
+            &expert.action,
+            expert.observation.as_str(),
+            &branch.action,
+            branch.observation.as_str(),
+        );
+        pending.push((*expert, branch, prompt));
+    }
+    let mut out = Vec::with_capacity(pending.len());
+    for (n, chunk) in pending.chunks(REFLECTION_BATCH).enumerate() {
+        let queries: Vec<Query> = chunk.iter().map(|(_, _, prompt)| Query::text(prompt.clone())).collect();
+        let params = sampling.clone().with_seed(derive_seed(sampling.seed, n as u64));
+        let texts = policy.generate(&queries, &params)?;
+        out.extend(chunk.iter().zip(texts).map(|((expert, branch, _), text)| Reflection {
+            task_id: branch.task_id.clone(),
+            step_index: branch.step_index,
+            expert: expert.action.clone(),
+            outcome: expert.observation.to_string(),
+            alternative: branch.action.clone(),
+            alternative_outcome: branch.observation.to_string(),
+            rationale: rationale_of(&text),
+        }));
+    }
+    Ok(out)
+}
+
+/// The rationale in a generated reflection: the text without think tags (up to a closing `</think>`), trimmed.
+pub fn rationale_of(text: &str) -> String {
+    let text = text.split("</think>").next().unwrap_or_default();
+    text.replace("<think>", " ").trim().to_owned()
+}
+
+/// SR's training samples: for each reflection with a rationale, the reasoning prompt of its state (`prompter` with
+/// reasoning on, `history_len` earlier steps) completed by the rationale in a think block and the expert's action.
+/// Reflections whose rationale is empty give no sample.
+pub fn reflection_samples(
+    games: &[Trajectory],
+    reflections: &[Reflection],
+    prompter: &Prompter,
+    history_len: usize,
+) -> Result<Vec<SftSample>, BoxError> {
+    let by_id: HashMap<&str, &Trajectory> = games.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    reflections
+        .iter()
+        .filter(|r| !r.rationale.is_empty())
+        .map(|r| {
+            let state = by_id
+                .get(r.task_id.as_str())
+                .and_then(|t| t.state_at(r.step_index, history_len))
+                .ok_or_else(|| format!("reflection of `{}` step {}: no such state", r.task_id, r.step_index))?;
+            Ok(prompter.sft_sample(&state, &r.expert, Some(&r.rationale)))
+        })
+        .collect()
+}
+
+/// How many reflections there are, how many have a rationale, and their mean length in characters.
+pub fn reflection_summary(reflections: &[Reflection]) -> String {
+    let written: Vec<&Reflection> = reflections.iter().filter(|r| !r.rationale.is_empty()).collect();
+    let chars: usize = written.iter().map(|r| r.rationale.chars().count()).sum();
+    format!(
+        "{} reflections, {} with a rationale (mean {:.0} characters)",
+        reflections.len(),
+        written.len(),
+        chars as f64 / written.len().max(1) as f64
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,5 +267,85 @@ mod tests {
         let default = Prompter::new(PromptConfig::default()).unwrap();
         let other = world_model_samples(&games[..1], &branches, &default, 2);
         assert!(other.is_err(), "a branch of a game not given is an error");
+    }
+
+    /// A policy that answers any query with a rationale naming the prompt's length (and a stray think tag).
+    struct Explainer;
+
+    impl Policy for Explainer {
+        fn name(&self) -> &str {
+            "explainer"
+        }
+        fn generate(
+            &self,
+            queries: &[act_core::Query],
+            _: &SamplingParams,
+        ) -> Result<Vec<String>, act_core::PolicyError> {
+            Ok(queries
+                .iter()
+                .map(|q| format!("<think> a prompt of {} characters</think><action>x</action>", q.prompt.len()))
+                .collect())
+        }
+    }
+
+    #[test]
+    fn reflections_show_both_outcomes_and_sr_samples_end_with_the_expert_action() {
+        let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(4));
+        let games = crate::pipeline::expert_trajectories(&factory, Split::Train, 3, 7).unwrap();
+        let pairs = PairConfig::default().with_k(2).with_seed(3).with_parallel(false).with_progress(false);
+        let branches =
+            world_model_branches(&factory, &games, pairs.clone(), RandomAdmissiblePolicy::new(), true).unwrap();
+        let states: usize = games.iter().map(|t| t.steps.len()).sum();
+        let style = crate::config::PromptStyle::Conversation;
+        let plain = Prompter::new(crate::prompts::prompt_config(style, "ALFWorld", false)).unwrap();
+        let sampling = SamplingParams::default().with_max_new_tokens(32).with_stop("</think>");
+        let written = reflections(&games, &branches, &plain, 32, &Explainer, &sampling).unwrap();
+        assert_eq!(written.len(), branches.len() - states, "one per alternative");
+        for r in &written {
+            let game = games.iter().find(|g| g.task_id == r.task_id).unwrap();
+            assert_eq!(r.expert, game.steps[r.step_index].action);
+            assert_ne!(r.alternative, r.expert);
+            let expert_branch = branches
+                .iter()
+                .find(|b| (&b.task_id, b.step_index, &b.action) == (&r.task_id, r.step_index, &r.expert))
+                .unwrap();
+            assert_eq!(r.outcome, expert_branch.observation.as_str());
+            let alternative = branches
+                .iter()
+                .find(|b| (&b.task_id, b.step_index, &b.action) == (&r.task_id, r.step_index, &r.alternative))
+                .unwrap();
+            assert_eq!(r.alternative_outcome, alternative.observation.as_str());
+            assert!(r.rationale.starts_with("a prompt of ") && r.rationale.ends_with(" characters"), "{}", r.rationale);
+        }
+        let reasoning = Prompter::new(crate::prompts::prompt_config(style, "ALFWorld", true)).unwrap();
+        let mut with_empty = written.clone();
+        with_empty[0].rationale.clear();
+        let samples = reflection_samples(&games, &with_empty, &reasoning, 32).unwrap();
+        assert_eq!(samples.len(), written.len() - 1, "an empty rationale gives no sample");
+        for (sample, r) in samples.iter().zip(&written[1..]) {
+            assert!(sample.completion.ends_with(&format!("<action>{}</action>", r.expert)), "{}", sample.completion);
+            assert_eq!(sample.completion, format!("<think>{}</think>\n<action>{}</action>", r.rationale, r.expert));
+            assert!(sample.prompt.ends_with("think, then act."), "the state's reasoning prompt: {}", sample.prompt);
+        }
+        assert!(reflection_summary(&written).starts_with(&format!(
+            "{} reflections, {} with",
+            written.len(),
+            written.len()
+        )));
+        // Without the expert's branches there is nothing to reflect on.
+        let alternatives_only = &branches[states..];
+        assert!(
+            reflections(&games, alternatives_only, &plain, 32, &Explainer, &sampling)
+                .unwrap_err()
+                .to_string()
+                .contains("expert")
+        );
+    }
+
+    #[test]
+    fn rationales_drop_think_tags_and_what_follows_them() {
+        assert_eq!(rationale_of("<think> the mug is here </think><action>take mug 1</action>"), "the mug is here");
+        assert_eq!(rationale_of("go to shelf 1"), "go to shelf 1");
+        assert_eq!(rationale_of("</think>"), "");
     }
 }

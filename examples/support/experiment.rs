@@ -6,7 +6,8 @@
 //! `models/il`, `models/act_il` (4) → `models/il_rl`, `models/act_il_rl` (5) → `eval/*.json` (6) →
 //! `results.md`, `success.svg`. With controls: `models/act_resampled`, `models/act_resampled_il` (ACT on pairs
 //! re-sampled each epoch) and `models/il_matched` (IL for as many extra steps as ACT took). With `training.iwm`:
-//! `world_model.jsonl` (2c) → `models/iwm` → `models/iwm_il` (Early Experience's world modelling, then IL).
+//! `world_model.jsonl` (2c) → `models/iwm` → `models/iwm_il` (Early Experience's world modelling, then IL). With
+//! `training.sr`: `reflections.jsonl` (2d) → `models/sr` → `models/sr_il` (its self-reflection, then IL).
 //! Each stage is skipped when its output exists, so an interrupted run picks up where it stopped.
 
 use std::cell::OnceCell;
@@ -115,6 +116,9 @@ pub struct Method {
     /// Whether it starts from Early Experience's world-modelling stage (trained when the config's `training.iwm`
     /// is set).
     pub world_model: bool,
+    /// Whether it starts from Early Experience's self-reflection stage (trained when the config's `training.sr` is
+    /// set).
+    pub reflection: bool,
 }
 
 impl Method {
@@ -126,19 +130,23 @@ impl Method {
                 o.algorithms.contains(&algorithm) && (o.from_act_il || !self.model.starts_with("act_il"))
             }),
         };
-        (config.controls || !self.control) && online && (!self.world_model || config.training.iwm.is_some())
+        (config.controls || !self.control)
+            && online
+            && (!self.world_model || config.training.iwm.is_some())
+            && (!self.reflection || config.training.sr.is_some())
     }
 }
 
 /// A method of the table with everything but its name, model and prompt at the usual values.
 const fn method(name: &'static str, model: &'static str, reasoning: bool) -> Method {
-    Method { name, model, reasoning, control: false, online: None, world_model: false }
+    Method { name, model, reasoning, control: false, online: None, world_model: false, reflection: false }
 }
 
-/// The methods, in the paper's order (Early Experience's implicit world modelling when the config asks for it),
+/// The methods, in the paper's order (Early Experience's implicit world modelling and self-reflection when the
+/// config asks for them),
 /// then on-line RL in the environment (verl-agent's GiGPO and episode-level GRPO, and ActGuide-RL's guided GRPO,
 /// when the config asks for them), then the controls.
-pub const METHODS: [Method; 16] = [
+pub const METHODS: [Method; 17] = [
     method("prompt", "base", false),
     method("prompt + reasoning", "base", true),
     method("ACT only", "act", true),
@@ -147,6 +155,7 @@ pub const METHODS: [Method; 16] = [
     method("IL -> RL", "il_rl", false),
     method("ACT -> IL -> RL", "act_il_rl", false),
     Method { world_model: true, ..method("IWM -> IL", "iwm_il", false) },
+    Method { reflection: true, ..method("SR -> IL", "sr_il", false) },
     Method { online: Some(OnlineAlgorithm::Gigpo), ..method("IL -> GiGPO", "il_gigpo", false) },
     Method { online: Some(OnlineAlgorithm::Gigpo), ..method("ACT -> IL -> GiGPO", "act_il_gigpo", false) },
     Method { online: Some(OnlineAlgorithm::EpisodeGrpo), ..method("IL -> GRPO (on-line)", "il_grpo_online", false) },
@@ -537,6 +546,39 @@ pub fn run_experiment<F: EnvironmentFactory>(
         None => Vec::new(),
     };
 
+    // 2d. Early Experience's self-reflection: π₀'s alternatives taken at expert states, and π₀'s rationales.
+    let reflection: Vec<SftSample> = match &t.sr {
+        Some(sr) => {
+            let s = Stage::start("2d. self-reflection: π₀ explains the expert's action against its alternative");
+            let games = &train[..sr.games.min(train.len())];
+            let reflections = cached_jsonl(&dir.join("reflections.jsonl"), || -> Result<_, BoxError> {
+                let pairs = pair_config(PairMode::Fixed, derive_seed(seed, 33), plain_config.clone())
+                    .with_filter_inadmissible(!sr.keep_inadmissible)
+                    .with_fallback(false)
+                    .with_max_pairs_per_state(sr.alternatives_per_state);
+                let pi0 = pi0()?;
+                let branches = crate::early::world_model_branches(&bench.factory, games, pairs, &pi0, true)?;
+                let sampling = SamplingParams::default()
+                    .with_temperature(sr.temperature)
+                    .with_max_new_tokens(sr.max_rationale_tokens)
+                    .with_stop("</think>")
+                    .with_seed(derive_seed(seed, 34));
+                crate::early::reflections(games, &branches, &prompts.plain, prompts.history_len, &pi0, &sampling)
+            })?;
+            let samples =
+                crate::early::reflection_samples(games, &reflections, &prompts.reasoning, prompts.history_len)?;
+            s.done(&crate::early::reflection_summary(&reflections));
+            if let Some(r) = reflections.iter().find(|r| !r.rationale.is_empty()) {
+                println!(
+                    "    e.g. `{}` over `{}` at {}#{}: {:?}",
+                    r.expert, r.alternative, r.task_id, r.step_index, r.rationale
+                );
+            }
+            samples
+        }
+        None => Vec::new(),
+    };
+
     // 3-5. ACT, IL, RL.
     let s = Stage::start("3-5. ACT, IL, RL");
     let comparison = ComparisonConfig::default().build()?;
@@ -587,6 +629,10 @@ pub fn run_experiment<F: EnvironmentFactory>(
     if let Some(iwm) = &t.iwm {
         stage_run("iwm", base.clone(), derive_seed(seed, 15)).sft(&iwm.stage, world_model)?;
         il_stage("iwm_il", from("iwm"), &t.il)?;
+    }
+    if let Some(sr) = &t.sr {
+        stage_run("sr", base.clone(), derive_seed(seed, 16)).sft(&sr.stage, reflection)?;
+        il_stage("sr_il", from("sr"), &t.il)?;
     }
     stage_run("il_rl", from("il"), derive_seed(seed, 12)).grpo(&t.rl, rl.clone(), next_action.clone(), "</action>")?;
     stage_run("act_il_rl", from("act_il"), derive_seed(seed, 12)).grpo(&t.rl, rl, next_action, "</action>")?;

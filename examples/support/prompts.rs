@@ -12,6 +12,10 @@ use act_model::tokenizer::{IM_END, IM_START};
 
 use crate::config::PromptStyle;
 
+/// The end of the reflection prompt (Early Experience's self-reflection) in the compact and conversation styles.
+const REFLECT: &str =
+    "expert: {action}\nthen: {outcome}\nother: {alternative}\nthen: {alternative_outcome}\nwhy is the expert's better?";
+
 /// The compact templates.
 pub fn compact_templates() -> PromptTemplates {
     const HEAD: &str = "task: {task}\n{history}now: {observation}\n{admissible_actions}";
@@ -20,6 +24,7 @@ pub fn compact_templates() -> PromptTemplates {
         act_plain: format!("{HEAD}act."),
         compare: format!("{HEAD}1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
         predict: format!("{HEAD}after: {{action}}\nwhat happens?"),
+        reflect: format!("{HEAD}{REFLECT}"),
         history: "done: {entries}\n".into(),
         history_entry: "{action};".into(),
         history_separator: " ".into(),
@@ -52,6 +57,7 @@ pub fn conversation_templates() -> PromptTemplates {
         act_plain: HEAD.into(),
         compare: format!("{HEAD}\n1: {{action_1}}\n2: {{action_2}}\nwhich is better?"),
         predict: format!("{HEAD}\nafter: {{action}}\nwhat happens?"),
+        reflect: format!("{HEAD}\n{REFLECT}"),
         history: "{entries}".into(),
         history_entry: format!(
             "task: {{task}}\n{{observation}}{IM_END}\n{IM_START}assistant\n<action>{{action}}</action>{IM_END}\n\

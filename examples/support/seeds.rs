@@ -73,11 +73,13 @@ impl Metric {
 /// The paired comparisons a summary reports where both methods were evaluated: the paper's question (ACT → IL
 /// against IL), the same after RL, then the controls that say whether a gain is ACT's: IL trained as long as ACT
 /// and IL together, and ACT on pairs re-sampled for every pass instead of fixed ones.
-pub const COMPARISONS: [(&str, &str); 14] = [
+pub const COMPARISONS: [(&str, &str); 16] = [
     ("ACT -> IL", "IL"),
     ("ACT -> IL -> RL", "IL -> RL"),
     ("IWM -> IL", "IL"),
     ("ACT -> IL", "IWM -> IL"),
+    ("SR -> IL", "IL"),
+    ("ACT -> IL", "SR -> IL"),
     ("ACT -> IL", "IL (matched steps)"),
     ("ACT (re-sampled pairs) -> IL", "IL"),
     ("ACT -> IL", "ACT (re-sampled pairs) -> IL"),

@@ -1,5 +1,6 @@
 //! Native ALFWorld steps per second on one core: random admissible actions through the
-//! `Environment` API (resets included whenever an episode ends), plus resets alone.
+//! `Environment` API (resets included whenever an episode ends), plus resets alone, and the two ways of taking an
+//! action at a state deep in an episode: restoring a snapshot, or replaying the episode from a reset.
 //!
 //! Run: `cargo bench -p act-alfworld --bench native_steps`. Criterion reports the throughput in
 //! elements (steps) per second.
@@ -55,5 +56,43 @@ fn resets(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, random_admissible_steps, resets);
+/// One branch off the 15th state of an expert episode: restore a snapshot and step, against reset, replay 15 expert
+/// actions and step (what `act_rollout::branch_outcomes` does without snapshots).
+fn branch_at_a_deep_state(c: &mut Criterion) {
+    const DEPTH: usize = 15;
+    let mut group = c.benchmark_group("alfworld_native");
+    group.throughput(Throughput::Elements(1));
+    let mut env = AlfworldEnv::default();
+    let (task, mut prefix) = (0..TRAIN_GAMES)
+        .find_map(|index| {
+            let task = TaskRef::index(Split::Train, index);
+            let trajectory = act_core::collect_expert_trajectory(&mut env, &task, 0).unwrap();
+            (trajectory.steps.len() > DEPTH).then_some((task, trajectory.steps))
+        })
+        .expect("an expert episode longer than the depth");
+    prefix.truncate(DEPTH);
+    env.reset(&task, 0).unwrap();
+    for step in &prefix {
+        env.step(step.action.as_str()).unwrap();
+    }
+    let snapshot = env.snapshot().unwrap();
+    group.bench_function("branch/snapshot_restore", |b| {
+        b.iter(|| {
+            env.restore(&snapshot).unwrap();
+            black_box(env.step("look").unwrap())
+        })
+    });
+    group.bench_function(format!("branch/replay_{DEPTH}_steps"), |b| {
+        b.iter(|| {
+            env.reset(&task, 0).unwrap();
+            for step in &prefix {
+                env.step(step.action.as_str()).unwrap();
+            }
+            black_box(env.step("look").unwrap())
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, random_admissible_steps, resets, branch_at_a_deep_state);
 criterion_main!(benches);

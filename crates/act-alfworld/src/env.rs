@@ -1,6 +1,6 @@
 //! [`AlfworldEnv`]: the native simulator behind act-core's [`Environment`] trait.
 
-use act_core::{Action, EnvError, Environment, Observation, Reset, Split, TaskInfo, TaskRef, Transition};
+use act_core::{Action, EnvError, EnvSnapshot, Environment, Observation, Reset, Split, TaskInfo, TaskRef, Transition};
 use serde_json::{Map, Value};
 
 use crate::commands::Command;
@@ -211,6 +211,24 @@ impl Environment for AlfworldEnv {
             return Ok(None);
         }
         Ok(episode.expert.next_command(&episode.world).map(|c| Action::from(episode.world.command_text(c).as_str())))
+    }
+
+    /// The whole episode (world, expert, step count), cloned: a few kilobytes, microseconds.
+    fn snapshot(&self) -> Option<EnvSnapshot> {
+        self.episode.clone().map(|episode| EnvSnapshot::new("alfworld", episode))
+    }
+
+    fn restore(&mut self, snapshot: &EnvSnapshot) -> Result<(), EnvError> {
+        let episode = snapshot.state::<Episode>()?;
+        if episode.world.grammar() != self.config.grammar {
+            return Err(EnvError::Config(format!(
+                "the snapshot's episode speaks the {:?} grammar, this environment the {:?} one",
+                episode.world.grammar(),
+                self.config.grammar
+            )));
+        }
+        self.episode = Some(episode.clone());
+        Ok(())
     }
 }
 

@@ -138,6 +138,78 @@ proptest! {
             won = t.won;
         }
     }
+
+    #[test]
+    fn a_restored_snapshot_steps_as_a_replay_to_the_same_state_does(
+        split in split_strategy(),
+        index in 0usize..134,
+        grammar in grammar_strategy(),
+        picks in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..40),
+        cut in any::<prop::sample::Index>(),
+        after in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..12),
+    ) {
+        // A walk of admissible and mistyped actions; a snapshot at a point of it; the walk goes on; restoring and
+        // taking other actions answers exactly as a fresh environment replayed to that point.
+        let task = TaskRef::index(split, index);
+        let action = |admissible: &[act_core::Action], (pick, how): (prop::sample::Index, u8)| {
+            let chosen = pick.get(admissible).as_str().to_owned();
+            if how % 5 == 0 { mutate(&chosen, how / 5, "x") } else { chosen }
+        };
+        let mut walked = env(grammar);
+        let mut admissible = walked.reset(&task, 3).unwrap().admissible_actions.unwrap();
+        let cut = cut.index(picks.len() + 1);
+        let mut prefix = Vec::new();
+        let mut snapshot = None;
+        for (i, pick) in picks.iter().enumerate() {
+            if i == cut { snapshot = walked.snapshot(); }
+            let a = action(&admissible, *pick);
+            let t = walked.step(&a).unwrap();
+            if i < cut { prefix.push(a); }
+            admissible = t.admissible_actions.unwrap();
+            if t.done { break; }
+        }
+        // A walk that ended (or a cut past its end) is snapshotted at its end, where the prefix is every step.
+        let snapshot = match snapshot { Some(s) => s, None => walked.snapshot().unwrap() };
+        let mut replayed = env(grammar);
+        let mut replay_admissible = replayed.reset(&task, 3).unwrap().admissible_actions.unwrap();
+        for a in &prefix {
+            replay_admissible = replayed.step(a).unwrap().admissible_actions.unwrap();
+        }
+        walked.restore(&snapshot).unwrap();
+        prop_assert_eq!(walked.steps_used(), replayed.steps_used());
+        prop_assert_eq!(walked.admissible_actions().unwrap(), replay_admissible.clone());
+        let mut admissible = replay_admissible;
+        for pick in after {
+            let a = action(&admissible, pick);
+            let (x, y) = (walked.step(&a), replayed.step(&a));
+            match (x, y) {
+                (Ok(x), Ok(y)) => {
+                    prop_assert_eq!(&x, &y);
+                    admissible = x.admissible_actions.unwrap();
+                    if x.done { break; }
+                }
+                (x, y) => { prop_assert_eq!(x.is_err(), y.is_err()); break; }
+            }
+        }
+    }
+}
+
+#[test]
+fn snapshots_refuse_another_grammar_and_other_environments() {
+    let mut v03 = env(GrammarVersion::V03);
+    let mut v04 = env(GrammarVersion::V04);
+    assert!(v03.snapshot().is_none(), "no episode, no snapshot");
+    v04.reset(&TaskRef::index(Split::Train, 2), 0).unwrap();
+    let snapshot = v04.snapshot().unwrap();
+    let err = v03.restore(&snapshot).unwrap_err().to_string();
+    assert!(err.contains("grammar"), "{err}");
+    let err = v03.restore(&act_core::EnvSnapshot::new("webshop", 1_u8)).unwrap_err().to_string();
+    assert!(err.contains("`webshop`"), "{err}");
+    // A restored environment is one whose episode can be stepped, even if it had none.
+    let mut fresh = env(GrammarVersion::V04);
+    fresh.restore(&snapshot).unwrap();
+    assert_eq!(fresh.task().unwrap().id, v04.task().unwrap().id);
+    assert_eq!(fresh.step("look").unwrap(), v04.step("look").unwrap());
 }
 
 #[test]

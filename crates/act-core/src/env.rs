@@ -1,5 +1,7 @@
 //! The environment seam: every benchmark (native or bridged) is one implementation of [`Environment`].
 
+use std::any::Any;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::EnvError;
@@ -101,6 +103,60 @@ pub trait Environment {
     /// a gold path); `None` when there is none.
     fn expert_action(&mut self) -> Result<Option<Action>, EnvError> {
         Ok(None)
+    }
+
+    /// The state of the current episode, to come back to with [`Environment::restore`]; `None` where the
+    /// environment cannot take one (an external engine, or no episode in progress). Taking one does not change
+    /// the episode.
+    ///
+    /// Where there is none, the same state is reached by replay: reset on the task and seed, then the same actions
+    /// (episodes are reproducible).
+    fn snapshot(&self) -> Option<EnvSnapshot> {
+        None
+    }
+
+    /// Returns to the state of `snapshot`, taken from an environment of the same kind: the next steps answer as
+    /// they would have after the snapshot was taken. The environment's own settings stay its own.
+    ///
+    /// Fails with [`EnvError::Config`] when this environment takes no snapshots or `snapshot` comes from another
+    /// kind of environment.
+    fn restore(&mut self, snapshot: &EnvSnapshot) -> Result<(), EnvError> {
+        let _ = snapshot;
+        Err(EnvError::Config(format!("environment `{}` cannot restore a snapshot", self.name())))
+    }
+}
+
+/// One moment of an episode, taken by [`Environment::snapshot`]: opaque outside the environment that took it.
+pub struct EnvSnapshot {
+    environment: &'static str,
+    state: Box<dyn Any + Send + Sync>,
+}
+
+impl EnvSnapshot {
+    /// Wraps an environment's episode state; `environment` names the kind that took it, for error messages.
+    pub fn new<T: Any + Send + Sync>(environment: &'static str, state: T) -> Self {
+        EnvSnapshot { environment, state: Box::new(state) }
+    }
+
+    /// The name given by the environment that took it.
+    pub fn environment(&self) -> &'static str {
+        self.environment
+    }
+
+    /// The state, when it is a `T`; otherwise [`EnvError::Config`] saying which environment took it.
+    pub fn state<T: Any>(&self) -> Result<&T, EnvError> {
+        self.state.downcast_ref::<T>().ok_or_else(|| {
+            EnvError::Config(format!(
+                "this snapshot was taken by a `{}` environment and does not fit this one",
+                self.environment
+            ))
+        })
+    }
+}
+
+impl std::fmt::Debug for EnvSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvSnapshot").field("environment", &self.environment).finish_non_exhaustive()
     }
 }
 

@@ -38,6 +38,11 @@
 //! ```
 #![warn(missing_docs)]
 
+// The README's example (a toy environment and the random policy on it) runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;
+
 pub mod choice;
 pub mod env;
 pub mod error;
@@ -54,7 +59,9 @@ mod template;
 pub mod trajectory;
 
 pub use choice::Choice;
-pub use env::{Environment, EnvironmentFactory, Reset, TaskInfo, TaskRef, Transition, collect_expert_trajectory};
+pub use env::{
+    EnvSnapshot, Environment, EnvironmentFactory, Reset, TaskInfo, TaskRef, Transition, collect_expert_trajectory,
+};
 pub use error::{DatasetError, EnvError, Error, ParseError, PolicyError, RewardError, TemplateError};
 pub use jsonl::{JsonlReader, JsonlWriter, atomic_write, read_jsonl, write_jsonl};
 pub use pair::{ActionPair, PairProvenance, PresentedOrder};

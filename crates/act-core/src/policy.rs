@@ -72,9 +72,11 @@ impl SamplingParams {
     }
 }
 
-/// What a query asks, in structured form: scripted policies read this, language models read the prompt.
+/// What a query asks, in structured form: scripted policies read this, language models read the prompt. Kinds may
+/// be added: a policy answers the ones it knows and declines the rest (`PolicyError::Unsupported`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum QueryKind {
     /// Choose the next action in this state.
     Act(AgentState),

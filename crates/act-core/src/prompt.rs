@@ -7,6 +7,7 @@
 //! | `act_reasoning`, `act_plain` | `{environment}` `{task}` `{history}` `{observation}` `{admissible_actions}` `{step}` |
 //! | `compare` | the above and `{action_1}` `{action_2}` (both required) |
 //! | `predict` | the above and `{action}` (required): what follows the action (world modelling, Early Experience) |
+//! | `reflect` | the above and `{action}` `{outcome}` `{alternative}` `{alternative_outcome}` (all required): why the expert's action beats another, given what followed each (self-reflection, Early Experience) |
 //! | `history` | `{step}` `{shown}` `{entries}` (used when there is history; otherwise `{history}` is empty) |
 //! | `history_entry` | `{index}` `{observation}` `{action}` `{task}` |
 //! | `admissible` | `{actions}` (used when admissible actions are shown and known) |
@@ -53,6 +54,10 @@ pub struct PromptTemplates {
     /// The world-modelling prompt (Early Experience's implicit world modelling): the state and an action, asking
     /// what the environment answers; the completion is the next observation.
     pub predict: String,
+    /// The reflection prompt (Early Experience's self-reflection): the state, the expert's action and what
+    /// followed it, another action and what followed that; asking why the expert's is better. The completion is a
+    /// rationale, which then precedes the expert's action in a training sample.
+    pub reflect: String,
     /// The history section.
     pub history: String,
     /// One history entry.
@@ -91,6 +96,11 @@ tags, then give the number of the better action within <answer> </answer> tags, 
             predict: format!(
                 "{HEAD}Suppose you take the action: {{action}}\nWhat will you observe next? Answer with the \
 observation alone."
+            ),
+            reflect: format!(
+                "{HEAD}An expert took the action: {{action}}\nand then observed: {{outcome}}\nAnother possible \
+action was: {{alternative}}\nwhich would have led to: {{alternative_outcome}}\nExplain briefly, from what each action \
+led to and what the task needs, why the expert's action is the better one. Answer with the explanation alone."
             ),
             history: "Prior to this step, you have already taken {step} step(s). Below are the most recent {shown} \
 observations and the corresponding actions you took: {entries}\n"
@@ -216,6 +226,7 @@ pub struct Prompter {
     act_plain: Template,
     compare: Template,
     predict: Template,
+    reflect: Template,
     history: Template,
     history_entry: Template,
     admissible: Template,
@@ -229,11 +240,14 @@ impl Prompter {
         let t = &config.templates;
         let compare_fields: Vec<&str> = STATE_FIELDS.iter().copied().chain(["action_1", "action_2"]).collect();
         let predict_fields: Vec<&str> = STATE_FIELDS.iter().copied().chain(["action"]).collect();
+        const REFLECT_FIELDS: [&str; 4] = ["action", "outcome", "alternative", "alternative_outcome"];
+        let reflect_fields: Vec<&str> = STATE_FIELDS.iter().copied().chain(REFLECT_FIELDS).collect();
         Ok(Prompter {
             act_reasoning: Template::parse("act_reasoning", &t.act_reasoning, &STATE_FIELDS, &["observation"])?,
             act_plain: Template::parse("act_plain", &t.act_plain, &STATE_FIELDS, &["observation"])?,
             compare: Template::parse("compare", &t.compare, &compare_fields, &["action_1", "action_2"])?,
             predict: Template::parse("predict", &t.predict, &predict_fields, &["action"])?,
+            reflect: Template::parse("reflect", &t.reflect, &reflect_fields, &REFLECT_FIELDS)?,
             history: Template::parse("history", &t.history, &["step", "shown", "entries"], &["entries"])?,
             history_entry: Template::parse(
                 "history_entry",
@@ -281,6 +295,25 @@ impl Prompter {
             prompt: self.predict(state, action),
             completion: next.to_owned(),
         }
+    }
+
+    /// The reflection prompt (Early Experience's self-reflection) of `state`: the expert took `expert`, which led
+    /// to `outcome`; `alternative` would have led to `alternative_outcome`.
+    pub fn reflect(
+        &self,
+        state: &AgentState,
+        expert: &Action,
+        outcome: &str,
+        alternative: &Action,
+        alternative_outcome: &str,
+    ) -> String {
+        self.reflect.render(|name| match name {
+            "action" => expert.to_string(),
+            "outcome" => outcome.to_owned(),
+            "alternative" => alternative.to_string(),
+            "alternative_outcome" => alternative_outcome.to_owned(),
+            other => self.state_field(state, other),
+        })
     }
 
     /// The hint that shows `actions` (a guided rollout's first reference actions, numbered from 1), to be put
@@ -514,6 +547,36 @@ mod tests {
         let bad = PromptTemplates { predict: "{observation} =".into(), ..Default::default() };
         let err = Prompter::new(PromptConfig::default().with_templates(bad)).unwrap_err();
         assert!(err.to_string().contains("action"), "{err}");
+    }
+
+    #[test]
+    fn reflection_prompts_show_both_actions_and_what_followed_each() {
+        let prompter = Prompter::new(PromptConfig::default()).unwrap();
+        let prompt = prompter.reflect(
+            &state(),
+            &"open box 1".into(),
+            "You open the box 1.",
+            &"go to shelf 9".into(),
+            "Nothing happens.",
+        );
+        assert!(prompt.contains("Your current observation is: You see a box."), "{prompt}");
+        assert!(
+            prompt.contains("An expert took the action: open box 1\nand then observed: You open the box 1.\n"),
+            "{prompt}"
+        );
+        assert!(
+            prompt.contains("Another possible action was: go to shelf 9\nwhich would have led to: Nothing happens.\n"),
+            "{prompt}"
+        );
+        let custom = PromptTemplates {
+            reflect: "{action}>{outcome}|{alternative}>{alternative_outcome}".into(),
+            ..Default::default()
+        };
+        let prompter = Prompter::new(PromptConfig::default().with_templates(custom)).unwrap();
+        assert_eq!(prompter.reflect(&state(), &"a".into(), "x", &"b".into(), "y"), "a>x|b>y");
+        let bad = PromptTemplates { reflect: "{action}>{outcome} or {alternative}".into(), ..Default::default() };
+        let err = Prompter::new(PromptConfig::default().with_templates(bad)).unwrap_err();
+        assert!(err.to_string().contains("alternative_outcome"), "{err}");
     }
 
     #[test]

@@ -8,9 +8,11 @@ use crate::choice::Choice;
 use crate::error::RewardError;
 use crate::trajectory::Action;
 
-/// What a completion is scored against.
+/// What a completion is scored against. Kinds may be added: a reward function scores the ones it knows and returns
+/// `RewardError::WrongTarget` for the rest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
+#[non_exhaustive]
 pub enum RewardTarget {
     /// A comparison prompt: which of the two presented actions is the expert's.
     Choice {

@@ -107,6 +107,34 @@ impl Environment for Corridor {
     fn expert_action(&mut self) -> Result<Option<Action>, EnvError> {
         Ok(Some(if self.position < self.goal { "go east".into() } else { "go west".into() }))
     }
+
+    fn snapshot(&self) -> Option<EnvSnapshot> {
+        let task = self.task.clone()?;
+        Some(EnvSnapshot::new("corridor", (self.goal, self.position, self.steps, task)))
+    }
+
+    fn restore(&mut self, snapshot: &EnvSnapshot) -> Result<(), EnvError> {
+        let (goal, position, steps, task) = snapshot.state::<(usize, usize, usize, TaskInfo)>()?.clone();
+        (self.goal, self.position, self.steps, self.task) = (goal, position, steps, Some(task));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_restored_snapshot_answers_as_the_state_it_was_taken_in() {
+    let mut env = Corridor::new(6);
+    assert!(env.snapshot().is_none(), "no episode, no snapshot");
+    env.reset(&TaskRef::index(Split::Train, 3), 0).unwrap();
+    env.step("go east").unwrap();
+    let snapshot = env.snapshot().unwrap();
+    assert_eq!(snapshot.environment(), "corridor");
+    let first: Vec<Transition> = ["go east", "go east", "look"].iter().map(|a| env.step(a).unwrap()).collect();
+    env.restore(&snapshot).unwrap();
+    let again: Vec<Transition> = ["go east", "go east", "look"].iter().map(|a| env.step(a).unwrap()).collect();
+    assert_eq!(first, again);
+    let foreign = EnvSnapshot::new("elsewhere", 7_u32);
+    let err = env.restore(&foreign).unwrap_err().to_string();
+    assert!(err.contains("`elsewhere`"), "{err}");
 }
 
 #[test]
@@ -154,6 +182,14 @@ fn environments_without_an_expert_are_refused() {
     let err =
         collect_expert_trajectory(&mut NoExpert(Corridor::new(3)), &TaskRef::index(Split::Train, 0), 0).unwrap_err();
     assert!(err.to_string().contains("no expert"), "{err}");
+    // Nor does it take snapshots: the trait's defaults.
+    let mut bare = NoExpert(Corridor::new(3));
+    bare.reset(&TaskRef::index(Split::Train, 0), 0).unwrap();
+    assert!(bare.snapshot().is_none());
+    let snapshot = Corridor::new(3).snapshot();
+    assert!(snapshot.is_none());
+    let err = bare.restore(&EnvSnapshot::new("corridor", ())).unwrap_err().to_string();
+    assert!(err.contains("`no-expert` cannot restore"), "{err}");
 }
 
 #[test]

@@ -178,7 +178,7 @@ pub fn evaluate_episodes<F: EnvironmentFactory>(
     }
     let prompter =
         Prompter::new(config.prompt.clone()).map_err(|e| EvalError::Config(format!("prompt templates: {e}")))?;
-    let probe = factory.make().map_err(|e| EvalError::MakeEnv(e.to_string()))?;
+    let probe = factory.make().map_err(EvalError::MakeEnv)?;
     let env_name = probe.name().to_owned();
     let available = probe.num_tasks(config.split).map_err(EvalError::EnvSetup)?;
     let episodes = match config.episodes {

@@ -4,18 +4,20 @@ use std::path::PathBuf;
 
 use act_core::{EnvError, PolicyError};
 
-/// An evaluation, report or plot error.
+/// An evaluation, report or plot error. Errors from environments, policies and rollouts keep their source
+/// ([`std::error::Error::source`]). Variants may be added: match with a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EvalError {
     /// The evaluation settings are unusable (say, zero episodes, or an empty item list).
     #[error("invalid evaluation configuration: {0}")]
     Config(String),
     /// A worker could not make its environment instance.
     #[error("could not make an environment instance: {0}")]
-    MakeEnv(String),
+    MakeEnv(#[source] EnvError),
     /// The environment could not describe the split to evaluate (say, it has no such split).
     #[error("environment setup failed: {0}")]
-    EnvSetup(EnvError),
+    EnvSetup(#[source] EnvError),
     /// The environment failed during an episode.
     #[error("episode {episode}: environment failed: {source}")]
     Env {
@@ -89,7 +91,7 @@ impl From<act_rollout::RolloutError> for EvalError {
         use act_rollout::RolloutError as R;
         match error {
             R::Config(message) => EvalError::Config(message),
-            R::MakeEnv(source) => EvalError::MakeEnv(source.to_string()),
+            R::MakeEnv(source) => EvalError::MakeEnv(source),
             R::Env { episode, source } => EvalError::Env { episode, source },
             R::NoAction { episode, env, .. } => EvalError::NoExpert { episode, env },
             R::Policy { what, source } => EvalError::Policy { what, source },
@@ -98,5 +100,28 @@ impl From<act_rollout::RolloutError> for EvalError {
             }
             other => EvalError::Rollout(other),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn errors_from_other_crates_keep_their_source_chain() {
+        // An environment that failed to start, reported by the rollout layer, then by evaluation: three crates.
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such jar");
+        let env = EnvError::Io { context: "starting the engine".into(), source: io };
+        let error = EvalError::from(act_rollout::RolloutError::MakeEnv(env));
+        assert!(matches!(error, EvalError::MakeEnv(_)));
+        let env = error.source().expect("the environment's error");
+        assert_eq!(env.to_string(), "starting the engine: no such jar");
+        let io = env.source().expect("the I/O error");
+        assert_eq!(io.to_string(), "no such jar");
+        assert!(io.downcast_ref::<std::io::Error>().is_some());
+        let setup = EvalError::EnvSetup(EnvError::UnsupportedSplit(act_core::Split::Test));
+        assert!(setup.source().is_some_and(|s| s.to_string().contains("not available")));
     }
 }

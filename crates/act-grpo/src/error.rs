@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-/// Everything that can stop a training run.
+/// Everything that can stop a training run. Variants may be added: match with a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GrpoError {
     /// A configuration value is out of range; the message names the field.
     #[error("invalid trainer config: {0}")]

@@ -1,11 +1,12 @@
 //! What another action would have done: one step off a recorded episode.
 //!
 //! Early Experience (Zhang et al. 2025, the ACT paper's reflection baseline) trains on the next observations of
-//! actions the expert did not take. [`branch_outcomes`] gets them: for each [`BranchRequest`] it resets a fresh
-//! environment on the episode's task and seed, replays the recorded actions up to the requested state (checking that
-//! every observation is the one recorded, so a state is never silently a different one), takes the requested action
-//! there and returns what the environment answered. Episodes are reproducible from (task, seed), so replay reaches
-//! the exact state on any environment; on the native ones a replay of a few dozen steps costs microseconds.
+//! actions the expert did not take. [`branch_outcomes`] gets them: it resets an environment on the episode's task
+//! and seed and walks the recorded actions once (checking that every observation is the one recorded, so a state is
+//! never silently a different one); at each requested state it takes a snapshot ([`Environment::snapshot`]), takes
+//! each requested action and restores the snapshot after it. Where the environment takes no snapshots (an external
+//! engine), it replays the recorded actions from a reset for every request instead: episodes are reproducible from
+//! (task, seed), so replay reaches the exact state on any environment, at the cost of the prefix's steps.
 
 use act_core::{Action, EnvError, Environment, EnvironmentFactory, Observation, TaskRef, Trajectory};
 use rayon::prelude::*;
@@ -83,14 +84,8 @@ pub fn branch_outcomes<F: EnvironmentFactory>(
             || factory.make(),
             |env, (episode, wanted)| {
                 let env = env.as_mut().map_err(|e| RolloutError::MakeEnv(clone_env_error(e)))?;
-                wanted
-                    .iter()
-                    .map(|&i| {
-                        let branch = branch_once(env, &trajectories[episode], &requests[i])
-                            .map_err(|source| RolloutError::Env { episode, source })?;
-                        Ok((i, branch))
-                    })
-                    .collect::<Result<Vec<_>, RolloutError>>()
+                branch_episode(env, &trajectories[episode], requests, wanted)
+                    .map_err(|source| RolloutError::Env { episode, source })
             },
         )
         .collect::<Result<_, _>>()?;
@@ -101,31 +96,62 @@ pub fn branch_outcomes<F: EnvironmentFactory>(
     Ok(out.into_iter().map(|b| b.expect("every request is played once")).collect())
 }
 
-/// Replays `trajectory` up to the request's state on `env`, then takes the request's action.
-fn branch_once<E: Environment + ?Sized>(
+/// Plays the requests `wanted` (indices into `requests`, all of `trajectory`) on `env`: one walk along the episode
+/// with a snapshot at each requested state, or a replay per request where `env` takes no snapshots.
+fn branch_episode<E: Environment + ?Sized>(
     env: &mut E,
     trajectory: &Trajectory,
-    request: &BranchRequest,
-) -> Result<Branch, EnvError> {
+    requests: &[BranchRequest],
+    wanted: &[usize],
+) -> Result<Vec<(usize, Branch)>, EnvError> {
+    let mut order = wanted.to_vec();
+    order.sort_by_key(|&i| requests[i].step_index);
     let reset = env.reset(&TaskRef::Id(trajectory.task_id.clone()), trajectory.seed)?;
-    let mut observation = reset.observation;
-    let mut admissible = reset.admissible_actions;
-    for (t, step) in trajectory.steps.iter().enumerate().take(request.step_index + 1) {
-        if observation != step.observation {
-            return Err(EnvError::Backend(format!(
-                "{}: the replay of step {t} sees another observation than the episode did ({observation:?}, not {:?})",
-                trajectory.task_id, step.observation
-            )));
+    let (mut observation, mut admissible) = (reset.observation, reset.admissible_actions);
+    let mut at = 0;
+    let mut out = Vec::with_capacity(order.len());
+    for (n, &i) in order.iter().enumerate() {
+        let request = &requests[i];
+        while at < request.step_index {
+            check_replay(trajectory, at, &observation)?;
+            let transition = env.step(trajectory.steps[at].action.as_str())?;
+            (observation, admissible) = (transition.observation, transition.admissible_actions);
+            at += 1;
         }
-        if t == request.step_index {
-            break;
-        }
-        let transition = env.step(step.action.as_str())?;
-        observation = transition.observation;
-        admissible = transition.admissible_actions;
+        check_replay(trajectory, at, &observation)?;
+        let Some(snapshot) = env.snapshot() else {
+            // No snapshots here: replay from a reset for this request and every later one.
+            for &i in &order[n..] {
+                out.push((i, branch_once(env, trajectory, &requests[i])?));
+            }
+            return Ok(out);
+        };
+        let transition = env.step(request.action.as_str())?;
+        out.push((i, branch_of(trajectory, request, transition, admissible.as_deref())));
+        env.restore(&snapshot)?;
     }
-    let transition = env.step(request.action.as_str())?;
-    Ok(Branch {
+    Ok(out)
+}
+
+/// Fails unless `observation` is the one `trajectory` recorded before step `t`.
+fn check_replay(trajectory: &Trajectory, t: usize, observation: &Observation) -> Result<(), EnvError> {
+    if *observation != trajectory.steps[t].observation {
+        return Err(EnvError::Backend(format!(
+            "{}: the replay of step {t} sees another observation than the episode did ({observation:?}, not {:?})",
+            trajectory.task_id, trajectory.steps[t].observation
+        )));
+    }
+    Ok(())
+}
+
+/// The outcome of `request`: the environment answered `transition` in a state that admitted `admissible`.
+fn branch_of(
+    trajectory: &Trajectory,
+    request: &BranchRequest,
+    transition: act_core::Transition,
+    admissible: Option<&[Action]>,
+) -> Branch {
+    Branch {
         task_id: trajectory.task_id.clone(),
         step_index: request.step_index,
         action: request.action.clone(),
@@ -133,7 +159,25 @@ fn branch_once<E: Environment + ?Sized>(
         reward: transition.reward,
         done: transition.done,
         admissible: admissible.map(|list| list.contains(&request.action)),
-    })
+    }
+}
+
+/// Replays `trajectory` up to the request's state on `env`, then takes the request's action.
+fn branch_once<E: Environment + ?Sized>(
+    env: &mut E,
+    trajectory: &Trajectory,
+    request: &BranchRequest,
+) -> Result<Branch, EnvError> {
+    let reset = env.reset(&TaskRef::Id(trajectory.task_id.clone()), trajectory.seed)?;
+    let (mut observation, mut admissible) = (reset.observation, reset.admissible_actions);
+    for t in 0..request.step_index {
+        check_replay(trajectory, t, &observation)?;
+        let transition = env.step(trajectory.steps[t].action.as_str())?;
+        (observation, admissible) = (transition.observation, transition.admissible_actions);
+    }
+    check_replay(trajectory, request.step_index, &observation)?;
+    let transition = env.step(request.action.as_str())?;
+    Ok(branch_of(trajectory, request, transition, admissible.as_deref()))
 }
 
 /// `EnvError` is not `Clone`; a worker whose environment failed to build reports the failure by its message.
@@ -203,6 +247,59 @@ mod tests {
         assert_eq!(branches[1].observation, by_hand.observation);
         assert_eq!(branches[2].task_id, episodes[0].task_id);
         assert_eq!(branches, branch_outcomes(&factory(), &episodes, &requests).unwrap(), "deterministic");
+    }
+
+    /// ALFWorld without its snapshots: `branch_outcomes` replays from a reset for every request.
+    struct NoSnapshots(AlfworldEnv);
+
+    impl Environment for NoSnapshots {
+        fn name(&self) -> &str {
+            "alfworld-replayed"
+        }
+        fn num_tasks(&self, split: Split) -> Result<usize, EnvError> {
+            self.0.num_tasks(split)
+        }
+        fn reset(&mut self, task: &TaskRef, seed: u64) -> Result<act_core::Reset, EnvError> {
+            self.0.reset(task, seed)
+        }
+        fn step(&mut self, action: &str) -> Result<act_core::Transition, EnvError> {
+            self.0.step(action)
+        }
+        fn admissible_actions(&self) -> Option<Vec<Action>> {
+            self.0.admissible_actions()
+        }
+        fn task(&self) -> Option<&act_core::TaskInfo> {
+            self.0.task()
+        }
+        fn step_budget(&self) -> usize {
+            self.0.step_budget()
+        }
+    }
+
+    #[test]
+    fn snapshots_and_replays_give_the_same_branches() {
+        let episodes = expert_episodes(5);
+        // Several actions per state, out of order: the expert's, an admissible other, a wrong one, one that ends
+        // nothing; at every state of every episode.
+        let mut requests = Vec::new();
+        for (e, t) in episodes.iter().enumerate().rev() {
+            for s in (0..t.steps.len()).rev() {
+                let other = t.steps[s].admissible_actions.iter().find(|a| **a != t.steps[s].action).cloned();
+                requests.push(BranchRequest { trajectory: e, step_index: s, action: t.steps[s].action.clone() });
+                requests.extend(other.map(|action| BranchRequest { trajectory: e, step_index: s, action }));
+                requests.push(BranchRequest { trajectory: e, step_index: s, action: "go to shelf 99".into() });
+            }
+        }
+        let snapshots = branch_outcomes(&factory(), &episodes, &requests).unwrap();
+        let replays = || -> Result<NoSnapshots, EnvError> { Ok(NoSnapshots(factory()()?)) };
+        assert!(replays().unwrap().snapshot().is_none());
+        let replayed = branch_outcomes(&replays, &episodes, &requests).unwrap();
+        assert_eq!(snapshots, replayed);
+        // The last step of a won episode wins in its branch too, and the walk goes on after restoring it.
+        let wins = snapshots.iter().filter(|b| b.reward == 1.0).count();
+        assert_eq!(wins, episodes.iter().filter(|t| t.outcome.won).count());
+        let other = snapshots.iter().filter(|b| b.admissible == Some(true)).count();
+        assert!(other > requests.len() / 2, "{other} admissible of {}", requests.len());
     }
 
     #[test]

@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use act_core::{Action, EnvError, Environment, EnvironmentFactory, Reset, Split, TaskInfo, TaskRef, Transition};
+use act_core::{
+    Action, EnvError, EnvSnapshot, Environment, EnvironmentFactory, Reset, Split, TaskInfo, TaskRef, Transition,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::action::parse_action;
@@ -393,6 +395,25 @@ impl Environment for WebShopEnv {
             return Ok(None);
         }
         Ok(Some(expert::next_action(&self.world, episode).into()))
+    }
+
+    /// The session (goal, page, search results, chosen options, step count), cloned; the shared world is not.
+    fn snapshot(&self) -> Option<EnvSnapshot> {
+        let episode = self.episode.clone()?;
+        Some(EnvSnapshot::new(ENV_NAME, (Arc::clone(&self.world), episode)))
+    }
+
+    fn restore(&mut self, snapshot: &EnvSnapshot) -> Result<(), EnvError> {
+        let (world, episode) = snapshot.state::<(Arc<WebShopWorld>, Episode)>()?;
+        if !Arc::ptr_eq(world, &self.world) {
+            return Err(EnvError::Config(
+                "the snapshot was taken over another WebShop world (catalogue and goals); restore it into an \
+                 environment of the same factory"
+                    .into(),
+            ));
+        }
+        self.episode = Some(episode.clone());
+        Ok(())
     }
 }
 

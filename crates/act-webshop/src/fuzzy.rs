@@ -4,6 +4,11 @@
 //! thefuzz pre-processes both strings (drops non-ASCII characters, turns every non-alphanumeric character into a
 //! space, lower-cases, trims), compares the sorted token sets and rounds the best of three ratios to a whole number
 //! (Python's round-half-to-even) before the caller's `> 85` test.
+//!
+//! One choice differs from upstream's pin: [`full_process`] turns `_` into a space, as thefuzz does since it moved
+//! onto rapidfuzz (and rapidfuzz's `default_process`), while the thefuzz 0.19 that WebShop pins keeps it (its
+//! pre-processing replaces the regex class `\W`, which does not contain `_`). `pink_cotton` is then two tokens
+//! here and one there; WebShop's titles, options and attributes rarely contain `_`.
 
 /// The threshold the reward applies: a pair matches when the rounded score is strictly above it.
 pub const MATCH_THRESHOLD: u32 = 85;

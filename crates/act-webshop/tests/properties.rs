@@ -143,6 +143,43 @@ proptest! {
     }
 
     #[test]
+    fn a_restored_snapshot_steps_as_a_replay_to_the_same_state_does(
+        goal in 0usize..500,
+        moves in moves(),
+        cut in any::<prop::sample::Index>(),
+        after in moves(),
+    ) {
+        let cut = cut.index(moves.len() + 1);
+        let mut walked = WebShopEnv::new(world());
+        walked.reset(&TaskRef::index(Split::Test, goal), 0).unwrap();
+        let (mut prefix, mut snapshot) = (Vec::new(), None);
+        for (i, m) in moves.iter().enumerate() {
+            if walked.is_done() { break; }
+            if i == cut { snapshot = walked.snapshot(); }
+            let action = action_for(&walked, m);
+            walked.step(&action).unwrap();
+            if i < cut { prefix.push(action); }
+        }
+        // A walk that ended (or a cut past its end) is snapshotted at its end, where the prefix is every step.
+        let snapshot = match snapshot { Some(s) => s, None => walked.snapshot().unwrap() };
+        let mut replayed = WebShopEnv::new(world());
+        replayed.reset(&TaskRef::index(Split::Test, goal), 0).unwrap();
+        for action in &prefix {
+            replayed.step(action).unwrap();
+        }
+        walked.restore(&snapshot).unwrap();
+        prop_assert_eq!(walked.admissible_actions(), replayed.admissible_actions());
+        for m in &after {
+            if replayed.is_done() {
+                prop_assert!(walked.is_done());
+                break;
+            }
+            let action = action_for(&replayed, m);
+            prop_assert_eq!(walked.step(&action).unwrap(), replayed.step(&action).unwrap());
+        }
+    }
+
+    #[test]
     fn no_action_text_panics(goal in 0usize..500, actions in prop::collection::vec(any::<String>(), 1..10)) {
         let mut env = WebShopEnv::new(world());
         env.reset(&TaskRef::index(Split::Test, goal), 0).unwrap();
@@ -177,4 +214,17 @@ fn same_seed_same_world_transcripts() {
     for goal in 0..20 {
         assert_eq!(transcript(Arc::clone(&a), goal, &moves), transcript(Arc::clone(&b), goal, &moves));
     }
+}
+
+#[test]
+fn snapshots_refuse_another_world() {
+    let mut env = WebShopEnv::new(world());
+    assert!(env.snapshot().is_none(), "no episode, no snapshot");
+    env.reset(&TaskRef::index(Split::Test, 3), 0).unwrap();
+    let snapshot = env.snapshot().unwrap();
+    let mut elsewhere = WebShopEnv::new(WebShopWorld::generate(40, 5).unwrap());
+    let err = elsewhere.restore(&snapshot).unwrap_err().to_string();
+    assert!(err.contains("another WebShop world"), "{err}");
+    let err = env.restore(&act_core::EnvSnapshot::new("alfworld", ())).unwrap_err().to_string();
+    assert!(err.contains("`alfworld`"), "{err}");
 }

@@ -137,7 +137,8 @@ impl<F: Fn(&AgentState) -> String + Send + Sync> Policy for Scripted<F> {
             .map(|q| match &q.kind {
                 QueryKind::Act(state) => (self.act)(state),
                 QueryKind::Compare { state, .. } => (self.act)(state),
-                QueryKind::Text => String::new(),
+                // Free text, and kinds act-core may add.
+                _ => String::new(),
             })
             .collect())
     }
