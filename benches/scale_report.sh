@@ -15,6 +15,9 @@ for ckpt in "" "--checkpointing"; do
   run --shape qwen3-0.6b --lora-rank 16 $ckpt
   run --shape qwen3-1.7b --lora-rank 16 $ckpt
 done
+# The frozen weights in bf16 under f32 LoRA factors.
+run --shape qwen3-0.6b --lora-rank 16 --bf16
+run --shape qwen3-1.7b --lora-rank 16 --bf16
 # Where activations dominate (a small model, long sequences): what gradient checkpointing saves.
 for ckpt in "" "--checkpointing"; do
   "$bin" --backend "$backend" --shape small-6m --batch 16 --seq 512 --steps 3 $ckpt

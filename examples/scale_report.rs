@@ -43,6 +43,16 @@ struct Args {
     /// Backend (`flex`, `tch`, `tch-cuda:0`, `cuda:0`; the last three need their cargo feature).
     #[arg(long, default_value = "flex")]
     backend: String,
+    /// The frozen weights in bf16 (`Qwen3::with_float_dtype`), the LoRA factors in f32; needs `--lora-rank`.
+    #[arg(long)]
+    bf16: bool,
+}
+
+/// Resets the process's peak resident set to its current size (`5` to `/proc/self/clear_refs`), so that the next
+/// reading measures training alone, not the f32 initialisation a `--bf16` model is cast from; false where Linux
+/// does not allow it.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// The process's peak resident set in MiB (`VmHWM` of `/proc/self/status`), where Linux reports it.
@@ -58,6 +68,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if args.steps < 2 || args.batch == 0 || args.seq < 2 {
         return Err("--steps must be at least 2, --batch and --seq positive".into());
     }
+    if args.bf16 && args.lora_rank == 0 {
+        return Err("--bf16 trains LoRA adapters on a bf16 base: give --lora-rank too".into());
+    }
     let backend: BackendKind = args.backend.parse()?;
     let device =
         if args.checkpointing { backend.checkpointed_training_device()? } else { backend.training_device()? };
@@ -65,6 +78,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shape = Qwen3Config::preset(&args.shape, 4096)?;
     let parameters = shape.num_parameters();
     let mut model = Qwen3::init(&shape, 0, &device)?;
+    if args.bf16 {
+        model = model.with_float_dtype(burn::tensor::DType::BF16)?;
+    }
     if args.lora_rank > 0 {
         model = apply_lora(model, &LoraConfig::new(args.lora_rank, 2.0 * args.lora_rank as f64), 1)?;
     }
@@ -80,6 +96,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let batch = TokenBatch::from_sequences(&rows, 0, PadSide::Right)?;
     let mask = vec![true; batch.ids().len()];
     let mut optim = AdamWConfig::new().with_weight_decay(0.0).init();
+    let setup_peak = peak_rss_mib();
+    let reset = reset_peak_rss();
     let mut seconds = Vec::new();
     for _ in 0..args.steps {
         let started = Instant::now();
@@ -98,8 +116,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "checkpointing": args.checkpointing,
         "batch": args.batch,
         "seq": args.seq,
+        "bf16": args.bf16,
         "seconds_per_step": timed.iter().sum::<f64>() / timed.len() as f64,
-        "peak_rss_mib": peak_rss_mib(),
+        "peak_rss_mib": match (peak_rss_mib(), setup_peak) {
+            (Some(training), Some(setup)) => Some(training.max(setup)),
+            (training, setup) => training.or(setup),
+        },
+        "peak_training_rss_mib": if reset { peak_rss_mib() } else { None },
     });
     println!("{report}");
     Ok(())

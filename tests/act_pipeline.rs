@@ -59,6 +59,8 @@ fn toy_config() -> ExperimentConfig {
             }),
             sr: Some(ReflectionConfig {
                 games: 2,
+                // A π₀ trained for 4 steps rarely proposes a usable action: a random admissible one stands in.
+                fallback: true,
                 max_rationale_tokens: 8,
                 stage: SftStageConfig { steps: 2, ..sft.clone() },
                 ..ReflectionConfig::default()
@@ -136,15 +138,15 @@ fn the_pipeline_runs_resumes_and_repeats() {
     let branched: usize = train[..2].iter().map(|t| t.steps.len()).sum();
     assert!((branched..=2 * branched).contains(&branches.len()), "{} branches, {branched} states", branches.len());
     assert!(branches.iter().all(|b| train[..2].iter().any(|t| t.task_id == b.task_id)));
-    // Stage 2d: self-reflection, at most one admissible alternative per state of the first two games, each with
-    // both outcomes and π₀'s rationale.
+    // Stage 2d: self-reflection, one admissible alternative per state of the first two games, each with both
+    // outcomes and π₀'s rationale.
     let reflections: Vec<act_examples::early::Reflection> = read_jsonl(run.join("reflections.jsonl")).unwrap();
     assert!((1..=branched).contains(&reflections.len()), "{} reflections", reflections.len());
     for r in &reflections {
         let game = train[..2].iter().find(|t| t.task_id == r.task_id).unwrap();
         assert_eq!(r.expert, game.steps[r.step_index].action);
-        assert!(game.steps[r.step_index].admissible_actions.contains(&r.alternative), "{r:?}");
         assert_ne!(r.alternative, r.expert);
+        assert!(game.steps[r.step_index].admissible_actions.contains(&r.alternative), "{r:?}");
         assert!(!r.alternative_outcome.is_empty() && !r.outcome.is_empty());
     }
 
@@ -295,7 +297,7 @@ fn the_pipeline_runs_resumes_and_repeats() {
     assert!(with_controls.contains("- seed 1: ") && with_controls.contains("pooled over seeds"));
     let twin_only = summarize(&[twin_result], &[0], &splits, &COMPARISONS).unwrap();
     let reported: Vec<bool> = COMPARISONS.iter().map(|c| twin_only.contains(&heading(c))).collect();
-    let with_controls_only = [4, 5, 6];
+    let with_controls_only = [6, 7, 8];
     let expected: Vec<bool> = (0..COMPARISONS.len()).map(|i| !with_controls_only.contains(&i)).collect();
     assert_eq!(reported, expected, "{twin_only}");
 
@@ -604,4 +606,95 @@ fn lora_stages_train_adapters_only_and_save_them_in_peft_layout() {
         let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max);
         assert!(diff < 1e-4, "{name}: start model + PEFT adapter vs merged model: {diff}");
     }
+}
+
+/// `training.float_dtype: bf16`: SFT and GRPO stages with LoRA on a bf16 base (f32 adapters); what they save is the
+/// start model in bf16 plus the merged adapters, and the config refuses half precision without LoRA or a checkpoint.
+#[test]
+fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
+    use act_core::Prompter;
+    use act_examples::config::FloatPrecision;
+    use act_examples::prompts::prompt_config;
+    use act_examples::stages::{ModelContext, StageRun, StartFrom, load_model, load_model_as, model_dir};
+    use act_model::lora::LoraConfig;
+    use act_model::{BackendKind, ChatTemplate, Qwen3, Qwen3Config};
+    use burn::prelude::*;
+
+    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(2));
+    let (tokenizer, expert) = expert_tokenizer(&factory, 2);
+    let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend: BackendKind::default() };
+    let f32_training = TrainingConfig { checkpoint_every: 0, max_length: 512, ..TrainingConfig::default() };
+    let bf16_training = TrainingConfig { float_dtype: FloatPrecision::Bf16, ..f32_training.clone() };
+    let prompter = Prompter::new(prompt_config(PromptStyle::Compact, "ALFWorld", false)).unwrap();
+    let states: Vec<_> = expert.iter().flat_map(|t| t.states(4)).collect();
+    let sft: Vec<_> = states.iter().map(|(s, a)| prompter.sft_sample(s, a, None)).collect();
+    let rl: Vec<_> = states.iter().map(|(s, a)| prompter.next_action_sample(s, a)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let stage = |name: &'static str, training: &'static TrainingConfig, start: StartFrom| StageRun {
+        name,
+        dir: dir.path().join(name),
+        context: &context,
+        training,
+        start,
+        seed: 4,
+        probe: None,
+    };
+    let (f32_training, bf16_training): (&'static TrainingConfig, &'static TrainingConfig) =
+        (Box::leak(Box::new(f32_training)), Box::leak(Box::new(bf16_training)));
+    let shape = Qwen3Config::preset("tiny", context.tokenizer.vocab_size()).unwrap();
+    let quick = SftStageConfig { steps: 3, batch_size: 2, lr: 1e-2, warmup_steps: 1, ..SftStageConfig::default() };
+    stage("base", f32_training, StartFrom::fresh(shape)).sft(&quick, sft.clone()).unwrap();
+    let base_dir = model_dir(&dir.path().join("base"));
+    let lora = LoraConfig::new(2, 4.0).with_target_modules(["q_proj", "down_proj"]);
+    let sft_lora = SftStageConfig { lora: Some(lora.clone()), ..quick };
+    stage("il", bf16_training, StartFrom::Dir(base_dir.clone())).sft(&sft_lora, sft).unwrap();
+    let grpo_lora = GrpoStageConfig {
+        steps: 2,
+        prompts_per_step: 2,
+        group_size: 2,
+        max_completion_tokens: 6,
+        kl_coef: 0.1,
+        lora: Some(lora),
+        ..GrpoStageConfig::default()
+    };
+    let reward = act_rewards::NextActionConfig::default().build().unwrap();
+    stage("rl", bf16_training, StartFrom::Dir(base_dir.clone())).grpo(&grpo_lora, rl, reward, "</action>").unwrap();
+
+    let device = Device::flex();
+    let weights = |model: &Qwen3| -> Vec<Vec<f32>> {
+        let layer = &model.layers[0];
+        [&layer.self_attn.q_proj.weight, &layer.self_attn.k_proj.weight, &layer.mlp.down_proj.weight]
+            .into_iter()
+            .map(|w| w.val().into_data().convert::<f32>().try_into_vec().unwrap())
+            .chain([model.embed_tokens.weight.val().into_data().convert::<f32>().try_into_vec().unwrap()])
+            .collect()
+    };
+    let base_f32 = weights(&load_model(&base_dir, &device).unwrap());
+    let base_bf16 = load_model_as(&base_dir, &device, FloatPrecision::Bf16).unwrap();
+    assert_eq!(base_bf16.float_dtype(), burn::tensor::DType::BF16);
+    let base_bf16 = weights(&base_bf16);
+    assert_ne!(base_bf16[1], base_f32[1], "the cast rounds");
+    for name in ["il", "rl"] {
+        let saved = weights(&load_model(&model_dir(&dir.path().join(name)), &device).unwrap());
+        assert_eq!((&saved[1], &saved[3]), (&base_bf16[1], &base_bf16[3]), "{name}: the rest is the base in bf16");
+        assert_ne!(saved[0], base_bf16[0], "{name}: q_proj adapted");
+        assert_ne!(saved[2], base_bf16[2], "{name}: down_proj adapted");
+    }
+
+    // Half precision needs a checkpoint and LoRA on every training stage.
+    let half = |training: TrainingConfig| ExperimentConfig { training, ..ExperimentConfig::default() }.validate();
+    let preset = TrainingConfig { float_dtype: FloatPrecision::Bf16, ..TrainingConfig::default() };
+    assert!(half(preset.clone()).unwrap_err().contains("checkpoint"));
+    let checkpoint = ModelSource::Checkpoint { dir: base_dir.clone() };
+    let no_lora = TrainingConfig { model: checkpoint.clone(), ..preset.clone() };
+    assert!(half(no_lora).unwrap_err().contains("training.il.lora"));
+    let lora = Some(LoraConfig::new(4, 8.0));
+    let all_lora = TrainingConfig {
+        model: checkpoint,
+        il: SftStageConfig { lora: lora.clone(), ..SftStageConfig::default() },
+        act: GrpoStageConfig { lora: lora.clone(), ..GrpoStageConfig::default() },
+        rl: GrpoStageConfig { lora, ..GrpoStageConfig::default() },
+        ..preset
+    };
+    half(all_lora).unwrap();
 }

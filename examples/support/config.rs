@@ -390,6 +390,12 @@ pub struct TrainingConfig {
     /// the same gradients; off by default.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gradient_checkpointing: bool,
+    /// The dtype of the models' weights and activations in every stage and evaluation (`act_model::Qwen3::
+    /// with_float_dtype`): `f32` (the default), `bf16` or `f16`. Half precision trains LoRA adapters only, kept in
+    /// f32 on the half-precision base, so it needs a checkpoint (`model.kind` `checkpoint`) and `lora` on every
+    /// training stage; logits, log-probs and losses stay f32.
+    #[serde(skip_serializing_if = "FloatPrecision::is_f32")]
+    pub float_dtype: FloatPrecision,
     /// On-line RL in the environment after IL and after ACT → IL; `None` (the default) runs none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub online: Option<OnlineRlConfig>,
@@ -417,6 +423,9 @@ pub struct ReflectionConfig {
     /// Keep alternatives the state does not admit (ALFWorld answers them "Nothing happens."); false by default,
     /// so the rationale compares two things the agent could do (ours: the paper does not say).
     pub keep_inadmissible: bool,
+    /// Where π₀ proposes no usable alternative at a state, take a random admissible one instead (as ACT's pairs do);
+    /// off by default, so every alternative is π₀'s own.
+    pub fallback: bool,
     /// The longest rationale π₀ writes, in tokens.
     pub max_rationale_tokens: usize,
     /// π₀'s sampling temperature for rationales.
@@ -431,9 +440,39 @@ impl Default for ReflectionConfig {
             games: 200,
             alternatives_per_state: 1,
             keep_inadmissible: false,
+            fallback: false,
             max_rationale_tokens: 48,
             temperature: 1.0,
             stage: SftStageConfig { steps: 300, batch_size: 16, lr: 1e-3, ..SftStageConfig::default() },
+        }
+    }
+}
+
+/// The dtype models run in ([`TrainingConfig::float_dtype`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FloatPrecision {
+    /// 32-bit floats (the default).
+    #[default]
+    F32,
+    /// bfloat16: f32's range with 8 bits of mantissa.
+    Bf16,
+    /// IEEE half precision: 11 bits of mantissa, a range up to 65,504.
+    F16,
+}
+
+impl FloatPrecision {
+    /// Whether this is the default, f32.
+    pub fn is_f32(&self) -> bool {
+        *self == FloatPrecision::F32
+    }
+
+    /// Burn's dtype.
+    pub fn dtype(self) -> burn::tensor::DType {
+        match self {
+            FloatPrecision::F32 => burn::tensor::DType::F32,
+            FloatPrecision::Bf16 => burn::tensor::DType::BF16,
+            FloatPrecision::F16 => burn::tensor::DType::F16,
         }
     }
 }
@@ -484,6 +523,7 @@ impl Default for TrainingConfig {
             max_length: 768,
             checkpoint_every: 20,
             gradient_checkpointing: false,
+            float_dtype: FloatPrecision::F32,
             online: None,
             iwm: None,
             sr: None,
@@ -689,6 +729,28 @@ impl ExperimentConfig {
                 lora.validate(true).map_err(|e| format!("training.{name}.lora: {e}"))?;
             }
         }
+        if !t.float_dtype.is_f32() {
+            let half = format!("training.float_dtype {:?}", t.float_dtype).to_lowercase();
+            if !matches!(t.model, ModelSource::Checkpoint { .. }) {
+                return Err(format!(
+                    "{half} needs a checkpoint (model.kind checkpoint): a preset trains from scratch in f32"
+                ));
+            }
+            let stages = [("il", t.il.lora.is_some()), ("act", t.act.lora.is_some()), ("rl", t.rl.lora.is_some())];
+            let early = [
+                t.iwm.as_ref().map(|w| ("iwm.stage", w.stage.lora.is_some())),
+                t.sr.as_ref().map(|r| ("sr.stage", r.stage.lora.is_some())),
+            ];
+            if let Some((name, _)) = stages.into_iter().chain(early.into_iter().flatten()).find(|(_, lora)| !lora) {
+                return Err(format!(
+                    "{half} trains LoRA adapters only: set training.{name}.lora (full fine-tuning in half precision \
+                     would need f32 master weights, which are not built)"
+                ));
+            }
+            if t.online.is_some() {
+                return Err(format!("{half}: on-line RL stages train in f32 only"));
+            }
+        }
         if let Some(temperature) = self.eval_temperature
             && !(temperature.is_finite() && temperature > 0.0)
         {
@@ -848,7 +910,7 @@ mod tests {
         let sr = ExperimentConfig::from_json_file(&path).unwrap();
         let reflection = sr.training.sr.clone().unwrap();
         assert_eq!((reflection.games, reflection.stage.steps, reflection.max_rationale_tokens), (40, 10, 48));
-        assert!(!reflection.keep_inadmissible);
+        assert!(!reflection.keep_inadmissible && !reflection.fallback);
         sr.validate().unwrap();
         let mut bad = sr.clone();
         bad.training.sr.as_mut().unwrap().stage.batch_size = 0;

@@ -444,7 +444,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     // 2. Pairs from π₀.
     let s = Stage::start("2. critic pairs from π₀");
     let pi0 = || -> Result<ModelPolicy, BoxError> {
-        let model = crate::stages::load_model(&base_dir, &context.device()?)?;
+        let model = crate::stages::load_model_as(&base_dir, &context.device()?, t.float_dtype)?;
         // Consecutive states of an episode share their prompt's start in the conversation style: reuse its keys.
         Ok(context.policy("π₀", model, 64).with_prefix_reuse(256))
     };
@@ -554,7 +554,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
             let reflections = cached_jsonl(&dir.join("reflections.jsonl"), || -> Result<_, BoxError> {
                 let pairs = pair_config(PairMode::Fixed, derive_seed(seed, 33), plain_config.clone())
                     .with_filter_inadmissible(!sr.keep_inadmissible)
-                    .with_fallback(false)
+                    .with_fallback(sr.fallback)
                     .with_max_pairs_per_state(sr.alternatives_per_state);
                 let pi0 = pi0()?;
                 let branches = crate::early::world_model_branches(&bench.factory, games, pairs, &pi0, true)?;
@@ -568,6 +568,16 @@ pub fn run_experiment<F: EnvironmentFactory>(
             let samples =
                 crate::early::reflection_samples(games, &reflections, &prompts.reasoning, prompts.history_len)?;
             s.done(&crate::early::reflection_summary(&reflections));
+            if samples.is_empty() {
+                return Err(format!(
+                    "training.sr: no self-reflection sample from {} reflections (an alternative of π₀'s per state{}, \
+                     and a rationale π₀ wrote for it); try keep_inadmissible, fallback, more games or \
+                     a longer max_rationale_tokens",
+                    reflections.len(),
+                    if sr.keep_inadmissible { "" } else { " that the state admits" },
+                )
+                .into());
+            }
             if let Some(r) = reflections.iter().find(|r| !r.rationale.is_empty()) {
                 println!(
                     "    e.g. `{}` over `{}` at {}#{}: {:?}",
@@ -602,7 +612,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 let model_path = model_dir(&models.join(previous));
                 let path = dir.join(format!("dagger_{previous}.jsonl"));
                 discard_if_older(&path, &model_path)?;
-                let model = crate::stages::load_model(&model_path, &context.device()?)?;
+                let model = crate::stages::load_model_as(&model_path, &context.device()?, t.float_dtype)?;
                 let policy = context.policy(previous, model, 64).with_prefix_reuse(256);
                 let seeds = (derive_seed(seed, 40 + round as u64), derive_seed(seed, 50 + round as u64));
                 data.extend(dagger_samples(dagger, &policy, previous, round * dagger.games, &path, seeds)?);
@@ -736,7 +746,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     for method in METHODS.iter().filter(|m| m.runs_in(config)) {
         let dir_of_model =
             if method.model == "base" { base_dir.clone() } else { model_dir(&models.join(method.model)) };
-        let model = crate::stages::load_model(&dir_of_model, &device)?;
+        let model = crate::stages::load_model_as(&dir_of_model, &device, config.training.float_dtype)?;
         // An episode's next prompt continues its last one: reuse its keys and values instead of re-encoding.
         let policy =
             context.policy(method.name, model, config.eval_batch_size).with_prefix_reuse(4 * config.eval_batch_size);

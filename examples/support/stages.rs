@@ -25,7 +25,7 @@ use burn::prelude::Device;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{BaseComparisons, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
+use crate::config::{BaseComparisons, FloatPrecision, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
 
 /// The error type of the pipeline: every crate's errors, with context.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -91,6 +91,12 @@ pub fn finished(stage_dir: &Path) -> Option<StageRecord> {
 pub fn load_model(dir: &Path, device: &Device) -> Result<Qwen3, BoxError> {
     let (model, _) = load_hf(dir, device).map_err(|e| format!("loading the model in {}: {e}", dir.display()))?;
     Ok(model)
+}
+
+/// [`load_model`], in `precision` (checkpoints are stored in f32 and cast when loaded).
+pub fn load_model_as(dir: &Path, device: &Device, precision: FloatPrecision) -> Result<Qwen3, BoxError> {
+    let model = load_model(dir, device)?;
+    Ok(if precision.is_f32() { model } else { model.with_float_dtype(precision.dtype())? })
 }
 
 /// The seed stream of a stage's LoRA initialisation (`derive_seed(stage seed, LORA_STREAM)`).
@@ -542,6 +548,9 @@ impl StageRun<'_> {
     /// stage's seed).
     fn start_model(&self, device: &Device, lora: Option<&LoraConfig>) -> Result<Qwen3, BoxError> {
         let model = self.start.load(device, self.seed)?;
+        // Half precision: the base is cast before the (f32) adapters are attached.
+        let precision = self.training.float_dtype;
+        let model = if precision.is_f32() { model } else { model.with_float_dtype(precision.dtype())? };
         Ok(match lora {
             Some(lora) => apply_lora(model, lora, derive_seed(self.seed, LORA_STREAM))?,
             None => model,

@@ -13,7 +13,9 @@ Two commands:
   check MODEL_DIR
       Loads MODEL_DIR (written by act-model) with transformers and compares its logits with
       the `input_ids.i` / `logits.i` pairs in MODEL_DIR/expected.safetensors (written by
-      act-model too). Prints the largest absolute difference; exits 1 when it exceeds --atol.
+      act-model too). Prints the largest absolute difference; exits 1 when it exceeds --atol. With
+      `--dtype bfloat16` (or float16) transformers loads and runs the model in that dtype (logits compared
+      in float32), for act-model's half-precision forward.
 
   check-peft BASE_DIR ADAPTER_DIR
       Loads BASE_DIR with transformers and the LoRA adapter in ADAPTER_DIR (written by act-model in PEFT's
@@ -161,8 +163,11 @@ def compare(model, expected_dir, atol):
     return 0 if worst <= atol else 1
 
 
-def check(model_dir, atol):
-    model = Qwen3ForCausalLM.from_pretrained(model_dir, torch_dtype=torch.float32).eval()
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def check(model_dir, atol, dtype="float32"):
+    model = Qwen3ForCausalLM.from_pretrained(model_dir, torch_dtype=DTYPES[dtype]).eval()
     return compare(model, model_dir, atol)
 
 
@@ -182,6 +187,7 @@ def main():
     chk = sub.add_parser("check")
     chk.add_argument("model_dir")
     chk.add_argument("--atol", type=float, default=1e-4)
+    chk.add_argument("--dtype", choices=sorted(DTYPES), default="float32", help="the dtype transformers loads in")
     peft = sub.add_parser("check-peft")
     peft.add_argument("base_dir")
     peft.add_argument("adapter_dir")
@@ -193,7 +199,7 @@ def main():
         return 0
     if args.command == "check-peft":
         return check_peft(args.base_dir, args.adapter_dir, args.atol)
-    return check(args.model_dir, args.atol)
+    return check(args.model_dir, args.atol, args.dtype)
 
 
 if __name__ == "__main__":

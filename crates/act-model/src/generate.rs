@@ -357,7 +357,7 @@ impl DecodeState {
             let (mut keys, mut values) = (Vec::with_capacity(prompts.len()), Vec::with_capacity(prompts.len()));
             for (m, &len) in matches.iter().zip(&reused) {
                 let pad = cached - len;
-                let zeros = || Tensor::<4>::zeros([1, kv_heads, pad, head_dim], device);
+                let zeros = || Tensor::<4>::zeros([1, kv_heads, pad, head_dim], device).cast(model.float_dtype());
                 let (k, v) = match m {
                     Some((entry, _)) => {
                         let (k, v) = &store.entry(*entry).layers[layer];

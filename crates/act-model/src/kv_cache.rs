@@ -42,7 +42,8 @@ impl LayerCache {
                         let old = if len < capacity { old.narrow(2, 0, len) } else { old };
                         let mut parts = vec![old, fresh];
                         if room > 0 {
-                            parts.push(Tensor::<4>::zeros([batch, heads, room, dim], &parts[0].device()));
+                            let zeros = Tensor::<4>::zeros([batch, heads, room, dim], &parts[0].device());
+                            parts.push(zeros.cast(parts[0].dtype()));
                         }
                         Tensor::cat(parts, 2)
                     };

@@ -174,9 +174,12 @@ pub fn apply_lora(model: Qwen3, config: &LoraConfig, seed: u64) -> Result<Qwen3,
 }
 
 /// Folds every adapter into its weight (`W + scale * A B`) and makes all parameters trainable again: a plain
-/// model with the adapted model's outputs.
+/// model with the adapted model's outputs. A half-precision base with f32 factors merges in f32 and is cast back to
+/// the base's dtype.
 pub fn merge_lora(model: Qwen3) -> Qwen3 {
-    model.materialize().unfreeze()
+    let dtype = model.float_dtype();
+    let merged = model.materialize().unfreeze();
+    if dtype == burn::tensor::DType::F32 { merged } else { merged.cast_float_params(dtype) }
 }
 
 /// The named projections of `model`, in HF names (`model.layers.0.self_attn.q_proj`), layer by layer.

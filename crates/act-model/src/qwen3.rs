@@ -7,6 +7,7 @@
 use burn::module::{Param, ParamId};
 use burn::nn::{Embedding, Linear, RmsNorm};
 use burn::prelude::*;
+use burn::tensor::DType;
 use burn::tensor::activation::{silu, softmax};
 use burn::tensor::ops::AttentionModuleOptions;
 use rand::RngExt;
@@ -151,8 +152,12 @@ pub fn project<const D: usize>(linear: &Linear, x: Tensor<D>) -> Tensor<D> {
     };
     let base = linear.weight.base();
     let bias = linear.bias.as_ref().map(|b| b.val());
-    let low_rank = burn::tensor::module::linear(x.clone(), adapter.a.val(), None);
+    // The factors may be kept in f32 on a half-precision base: the low-rank path runs in the factors' dtype.
+    let (dtype, a) = (x.dtype(), adapter.a.val());
+    let low_x = if a.dtype() == dtype { x.clone() } else { x.clone().cast(a.dtype()) };
+    let low_rank = burn::tensor::module::linear(low_x, a, None);
     let update = burn::tensor::module::linear(low_rank, adapter.b.val(), None).mul_scalar(adapter.scale);
+    let update = if update.dtype() == dtype { update } else { update.cast(dtype) };
     burn::tensor::module::linear(x, base, bias) + update
 }
 
@@ -261,7 +266,7 @@ impl Attention {
                 let [_, _, _, keys] = bias.dims();
                 let room = k.dims()[2] - keys;
                 let bias = if room > 0 {
-                    let masked = Tensor::<4>::full([batch, 1, seq, room], MASKED, &x_device);
+                    let masked = Tensor::<4>::full([batch, 1, seq, room], MASKED, &x_device).cast(bias.dtype());
                     Tensor::cat(vec![bias, masked], 3)
                 } else {
                     bias
@@ -450,9 +455,10 @@ impl Qwen3 {
         self.logits(self.hidden_states(batch))
     }
 
-    /// Applies the LM head to hidden states `[batch, seq, hidden]`.
+    /// Applies the LM head to hidden states `[batch, seq, hidden]`. The logits are f32 whatever the model's dtype,
+    /// so log-probs, sampling and losses are computed in f32.
     pub fn logits(&self, hidden: Tensor<3>) -> Tensor<3> {
-        match &self.lm_head {
+        let logits = match &self.lm_head {
             Some(head) => head.forward(hidden),
             None => {
                 let [b, s, h] = hidden.dims();
@@ -460,7 +466,41 @@ impl Qwen3 {
                 let logits = hidden.reshape([b * s, h]).matmul(weight.transpose());
                 logits.reshape([b, s, self.config.vocab_size])
             }
+        };
+        if logits.dtype() == DType::F32 { logits } else { logits.cast(DType::F32) }
+    }
+
+    /// The dtype of the weights (and of the activations): f32 unless cast by [`Qwen3::with_float_dtype`].
+    pub fn float_dtype(&self) -> DType {
+        self.embed_tokens.weight.val().dtype()
+    }
+
+    /// The model with every weight cast to `dtype` (`DType::BF16` or `DType::F16` for half precision; `DType::F32`
+    /// back). Activations then run in that dtype, except the RMSNorm statistics, which Burn computes in f32, and the
+    /// logits, which [`Qwen3::logits`] returns in f32. Cast before attaching LoRA adapters: a model with adapters is
+    /// refused.
+    pub fn with_float_dtype(self, dtype: DType) -> Result<Self, ModelError> {
+        if !matches!(dtype, DType::F32 | DType::BF16 | DType::F16) {
+            return Err(ModelError::Config(format!("a model's weights are f32, bf16 or f16, not {dtype:?}")));
         }
+        if crate::lora::adapter_count(&self) > 0 {
+            return Err(ModelError::Config(
+                "cast the model's dtype before attaching LoRA adapters (this one has adapters)".into(),
+            ));
+        }
+        Ok(self.cast_float_params(dtype))
+    }
+
+    /// Every float parameter cast to `dtype` (no checks: [`Qwen3::with_float_dtype`] checks).
+    pub(crate) fn cast_float_params(self, dtype: DType) -> Self {
+        struct Cast(DType);
+        impl burn::module::ModuleMapper for Cast {
+            fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
+                let dtype = self.0;
+                param.map(|t| if t.dtype() == dtype { t } else { t.cast(dtype) })
+            }
+        }
+        self.map(&mut Cast(dtype))
     }
 
     /// Runs the decoder over `ids` (`[batch, seq]`) at absolute `positions` (row-major `[batch, seq]`), with an
@@ -477,6 +517,10 @@ impl Qwen3 {
         let device = ids.device();
         let rope = self.rope.tables(positions, batch, seq, &device);
         let mut x = self.embed_tokens.forward(ids);
+        // A half-precision model (`Qwen3::with_float_dtype`) runs its activations in its weights' dtype: the
+        // tables and the bias are built in f32 and cast, as transformers does.
+        let dtype = x.dtype();
+        let (rope, bias) = if dtype == DType::F32 { (rope, bias) } else { (rope.cast(dtype), bias.cast(dtype)) };
         for (i, layer) in self.layers.iter().enumerate() {
             let layer_cache = cache.as_deref_mut().map(|c| c.layer_mut(i));
             x = layer.forward(x, &rope, bias.clone(), layer_cache);

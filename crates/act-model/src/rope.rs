@@ -15,6 +15,13 @@ pub struct RopeTables {
     pub sin: Tensor<4>,
 }
 
+impl RopeTables {
+    /// The tables in `dtype` (computed in f32, then cast, as transformers does for half-precision models).
+    pub fn cast(self, dtype: burn::tensor::DType) -> Self {
+        RopeTables { cos: self.cos.cast(dtype), sin: self.sin.cast(dtype) }
+    }
+}
+
 /// The rotary embedding of one attention head width and base.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RotaryEmbedding {

@@ -1,5 +1,6 @@
 //! act-model's integration tests, in one binary so Burn is linked once.
 
+mod bf16;
 mod checkpoint;
 mod common;
 mod generation;
