@@ -15,6 +15,8 @@ for ckpt in "" "--checkpointing"; do
   run --shape qwen3-0.6b --lora-rank 16 $ckpt
   run --shape qwen3-1.7b --lora-rank 16 $ckpt
 done
+# What the GRPO trainer's reference model costs beside LoRA (it shares the frozen weights).
+run --shape qwen3-0.6b --lora-rank 16 --reference
 # The frozen weights in bf16 under f32 LoRA factors.
 run --shape qwen3-0.6b --lora-rank 16 --bf16
 run --shape qwen3-1.7b --lora-rank 16 --bf16

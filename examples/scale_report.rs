@@ -46,6 +46,10 @@ struct Args {
     /// The frozen weights in bf16 (`Qwen3::with_float_dtype`), the LoRA factors in f32; needs `--lora-rank`.
     #[arg(long)]
     bf16: bool,
+    /// Keep a frozen reference model as the GRPO trainer does for its KL term (`model.valid()` at the start) and
+    /// run its forward on the batch every step: what the reference costs in memory.
+    #[arg(long)]
+    reference: bool,
 }
 
 /// Resets the process's peak resident set to its current size (`5` to `/proc/self/clear_refs`), so that the next
@@ -96,11 +100,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let batch = TokenBatch::from_sequences(&rows, 0, PadSide::Right)?;
     let mask = vec![true; batch.ids().len()];
     let mut optim = AdamWConfig::new().with_weight_decay(0.0).init();
+    let reference = args.reference.then(|| model.valid());
     let setup_peak = peak_rss_mib();
     let reset = reset_peak_rss();
     let mut seconds = Vec::new();
     for _ in 0..args.steps {
         let started = Instant::now();
+        if let Some(reference) = &reference {
+            // The KL term's reference log-probs: a forward without gradients.
+            std::hint::black_box(masked_nll(reference, &batch, &mask, 128)?.into_scalar::<f32>());
+        }
         let loss = masked_nll(&model, &batch, &mask, 128)?;
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(1e-5, model, grads);
@@ -117,6 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "batch": args.batch,
         "seq": args.seq,
         "bf16": args.bf16,
+        "reference": args.reference,
         "seconds_per_step": timed.iter().sum::<f64>() / timed.len() as f64,
         "peak_rss_mib": match (peak_rss_mib(), setup_peak) {
             (Some(training), Some(setup)) => Some(training.max(setup)),
