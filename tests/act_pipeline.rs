@@ -524,26 +524,49 @@ fn a_guided_turn_is_trained_under_the_prompt_the_policy_sees_without_the_hint() 
     }
 }
 
+/// The LoRA stage tests' material: a context with a tokenizer trained on two expert ALFWorld games, and the SFT and
+/// next-action samples of their states (compact prompts).
+fn lora_stage_material() -> (act_examples::stages::ModelContext, Vec<act_core::SftSample>, Vec<act_core::GrpoSample>) {
+    use act_examples::prompts::prompt_config;
+    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(2));
+    let (tokenizer, expert) = expert_tokenizer(&factory, 2);
+    let context = act_examples::stages::ModelContext {
+        tokenizer,
+        template: act_model::ChatTemplate::default(),
+        backend: act_model::BackendKind::default(),
+    };
+    let prompter = act_core::Prompter::new(prompt_config(PromptStyle::Compact, "ALFWorld", false)).unwrap();
+    let states: Vec<_> = expert.iter().flat_map(|t| t.states(4)).collect();
+    let sft = states.iter().map(|(s, a)| prompter.sft_sample(s, a, None)).collect();
+    let rl = states.iter().map(|(s, a)| prompter.next_action_sample(s, a)).collect();
+    (context, sft, rl)
+}
+
+/// A short GRPO stage with a KL term and `lora`, as the LoRA stage tests run it.
+fn lora_grpo_stage(lora: act_model::lora::LoraConfig) -> GrpoStageConfig {
+    GrpoStageConfig {
+        steps: 2,
+        prompts_per_step: 2,
+        group_size: 2,
+        max_completion_tokens: 6,
+        kl_coef: 0.1,
+        lora: Some(lora),
+        ..GrpoStageConfig::default()
+    }
+}
+
 /// A stage with `lora` trains adapters only: its saved model is the start model plus the adapters (PEFT's files
 /// under `adapter/` give the same logits on top of the start model), and every weight it did not adapt is the
 /// start model's, bit for bit; for SFT and for GRPO with a KL term alike.
 #[test]
 fn lora_stages_train_adapters_only_and_save_them_in_peft_layout() {
-    use act_core::Prompter;
-    use act_examples::prompts::prompt_config;
-    use act_examples::stages::{ModelContext, StageRun, StartFrom, adapter_dir, load_model, model_dir};
+    use act_examples::stages::{StageRun, StartFrom, adapter_dir, load_model, model_dir};
     use act_model::lora::{LoraConfig, load_peft_adapter};
-    use act_model::{BackendKind, ChatTemplate, PadSide, Qwen3, Qwen3Config, TokenBatch};
+    use act_model::{PadSide, Qwen3, Qwen3Config, TokenBatch};
     use burn::prelude::*;
 
-    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(2));
-    let (tokenizer, expert) = expert_tokenizer(&factory, 2);
-    let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend: BackendKind::default() };
+    let (context, sft, rl) = lora_stage_material();
     let training = TrainingConfig { checkpoint_every: 0, max_length: 512, ..TrainingConfig::default() };
-    let prompter = Prompter::new(prompt_config(PromptStyle::Compact, "ALFWorld", false)).unwrap();
-    let states: Vec<_> = expert.iter().flat_map(|t| t.states(4)).collect();
-    let sft: Vec<_> = states.iter().map(|(s, a)| prompter.sft_sample(s, a, None)).collect();
-    let rl: Vec<_> = states.iter().map(|(s, a)| prompter.next_action_sample(s, a)).collect();
     let dir = tempfile::tempdir().unwrap();
     let stage = |name: &'static str, start: StartFrom| StageRun {
         name,
@@ -561,17 +584,8 @@ fn lora_stages_train_adapters_only_and_save_them_in_peft_layout() {
     let lora = LoraConfig::new(2, 4.0).with_target_modules(["q_proj", "down_proj"]);
     let sft_lora = SftStageConfig { lora: Some(lora.clone()), ..quick };
     stage("il", StartFrom::Dir(base_dir.clone())).sft(&sft_lora, sft).unwrap();
-    let grpo_lora = GrpoStageConfig {
-        steps: 2,
-        prompts_per_step: 2,
-        group_size: 2,
-        max_completion_tokens: 6,
-        kl_coef: 0.1,
-        lora: Some(lora),
-        ..GrpoStageConfig::default()
-    };
     let reward = act_rewards::NextActionConfig::default().build().unwrap();
-    stage("rl", StartFrom::Dir(base_dir.clone())).grpo(&grpo_lora, rl, reward, "</action>").unwrap();
+    stage("rl", StartFrom::Dir(base_dir.clone())).grpo(&lora_grpo_stage(lora), rl, reward, "</action>").unwrap();
 
     let device = Device::flex();
     let weights = |model: &Qwen3| -> Vec<Vec<f32>> {
@@ -612,53 +626,39 @@ fn lora_stages_train_adapters_only_and_save_them_in_peft_layout() {
 /// start model in bf16 plus the merged adapters, and the config refuses half precision without LoRA or a checkpoint.
 #[test]
 fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
-    use act_core::Prompter;
     use act_examples::config::FloatPrecision;
-    use act_examples::prompts::prompt_config;
-    use act_examples::stages::{ModelContext, StageRun, StartFrom, load_model, load_model_as, model_dir};
+    use act_examples::stages::{StageRun, StartFrom, load_model, load_model_as, model_dir};
     use act_model::lora::LoraConfig;
-    use act_model::{BackendKind, ChatTemplate, Qwen3, Qwen3Config};
+    use act_model::{Qwen3, Qwen3Config};
     use burn::prelude::*;
 
-    let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(2));
-    let (tokenizer, expert) = expert_tokenizer(&factory, 2);
-    let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend: BackendKind::default() };
+    let (context, sft, rl) = lora_stage_material();
     let f32_training = TrainingConfig { checkpoint_every: 0, max_length: 512, ..TrainingConfig::default() };
     let bf16_training = TrainingConfig { float_dtype: FloatPrecision::Bf16, ..f32_training.clone() };
-    let prompter = Prompter::new(prompt_config(PromptStyle::Compact, "ALFWorld", false)).unwrap();
-    let states: Vec<_> = expert.iter().flat_map(|t| t.states(4)).collect();
-    let sft: Vec<_> = states.iter().map(|(s, a)| prompter.sft_sample(s, a, None)).collect();
-    let rl: Vec<_> = states.iter().map(|(s, a)| prompter.next_action_sample(s, a)).collect();
     let dir = tempfile::tempdir().unwrap();
-    let stage = |name: &'static str, training: &'static TrainingConfig, start: StartFrom| StageRun {
-        name,
-        dir: dir.path().join(name),
-        context: &context,
-        training,
-        start,
-        seed: 4,
-        probe: None,
+    // One closure per precision: a closure cannot take a reference of any lifetime, and both configs outlive it.
+    let stage_with = |training| {
+        let (context, dir) = (&context, dir.path());
+        move |name: &'static str, start: StartFrom| StageRun {
+            name,
+            dir: dir.join(name),
+            context,
+            training,
+            start,
+            seed: 4,
+            probe: None,
+        }
     };
-    let (f32_training, bf16_training): (&'static TrainingConfig, &'static TrainingConfig) =
-        (Box::leak(Box::new(f32_training)), Box::leak(Box::new(bf16_training)));
+    let (f32_stage, bf16_stage) = (stage_with(&f32_training), stage_with(&bf16_training));
     let shape = Qwen3Config::preset("tiny", context.tokenizer.vocab_size()).unwrap();
     let quick = SftStageConfig { steps: 3, batch_size: 2, lr: 1e-2, warmup_steps: 1, ..SftStageConfig::default() };
-    stage("base", f32_training, StartFrom::fresh(shape)).sft(&quick, sft.clone()).unwrap();
+    f32_stage("base", StartFrom::fresh(shape)).sft(&quick, sft.clone()).unwrap();
     let base_dir = model_dir(&dir.path().join("base"));
     let lora = LoraConfig::new(2, 4.0).with_target_modules(["q_proj", "down_proj"]);
     let sft_lora = SftStageConfig { lora: Some(lora.clone()), ..quick };
-    stage("il", bf16_training, StartFrom::Dir(base_dir.clone())).sft(&sft_lora, sft).unwrap();
-    let grpo_lora = GrpoStageConfig {
-        steps: 2,
-        prompts_per_step: 2,
-        group_size: 2,
-        max_completion_tokens: 6,
-        kl_coef: 0.1,
-        lora: Some(lora),
-        ..GrpoStageConfig::default()
-    };
+    bf16_stage("il", StartFrom::Dir(base_dir.clone())).sft(&sft_lora, sft).unwrap();
     let reward = act_rewards::NextActionConfig::default().build().unwrap();
-    stage("rl", bf16_training, StartFrom::Dir(base_dir.clone())).grpo(&grpo_lora, rl, reward, "</action>").unwrap();
+    bf16_stage("rl", StartFrom::Dir(base_dir.clone())).grpo(&lora_grpo_stage(lora), rl, reward, "</action>").unwrap();
 
     let device = Device::flex();
     let weights = |model: &Qwen3| -> Vec<Vec<f32>> {
