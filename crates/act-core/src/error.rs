@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 
-/// An error from an [`Environment`](crate::Environment).
+/// An error from an [`Environment`](crate::Environment). Variants may be added: match with a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum EnvError {
     /// The task reference names no task (bad index or unknown id).
     #[error("no such task: {0}")]
@@ -30,6 +31,15 @@ pub enum EnvError {
         seconds: f64,
         /// What the call was doing.
         during: String,
+    },
+    /// The environment's own machinery failed (a search index, a simulator); its error is kept as the
+    /// [`source`](std::error::Error::source), so callers can downcast it.
+    #[error("{context}: {source}")]
+    Engine {
+        /// Which engine, doing what.
+        context: String,
+        /// The engine's error.
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
     },
     /// An I/O error, with what was being done.
     #[error("{context}: {source}")]

@@ -441,7 +441,7 @@ impl From<SciWorldError> for EnvError {
             SciWorldError::Simulator(message) if message.contains("Unknown task") || message.contains("variation") => {
                 EnvError::UnknownTask(message)
             }
-            other => EnvError::Backend(other.to_string()),
+            other => EnvError::Engine { context: "ScienceWorld".into(), source: Box::new(other) },
         }
     }
 }

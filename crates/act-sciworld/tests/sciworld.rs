@@ -169,8 +169,13 @@ fn jvm_killed_mid_episode_is_reported_then_restarted() {
     assert!(killed.success());
 
     let err = env.step("go to greenhouse").unwrap_err();
-    assert!(matches!(err, EnvError::Backend(_)), "{err:?}");
+    assert!(matches!(err, EnvError::Engine { .. }), "{err:?}");
     assert!(err.to_string().contains("JVM died during `step`"), "{err}");
+    let source = std::error::Error::source(&err).expect("the simulator's error is kept");
+    assert!(matches!(
+        source.downcast_ref::<act_sciworld::SciWorldError>(),
+        Some(act_sciworld::SciWorldError::JvmDied { .. })
+    ));
     assert!(matches!(env.step("go to greenhouse"), Err(EnvError::NotReset)));
     assert_eq!(env.restarts(), 0);
 

@@ -190,11 +190,10 @@ impl WebShopEnv {
         let has_search_bar = episode.page.has_search_bar || self.config.search_anywhere;
         match (parsed.name, arg) {
             ("search", Some(keywords)) if has_search_bar && !keywords.is_empty() => {
-                let results = self
-                    .world
-                    .index()
-                    .search(&keywords, SEARCH_RETURN_N)
-                    .map_err(|e| EnvError::Backend(e.to_string()))?;
+                let results = self.world.index().search(&keywords, SEARCH_RETURN_N).map_err(|e| EnvError::Engine {
+                    context: format!("webshop search `{keywords}`"),
+                    source: Box::new(e),
+                })?;
                 let session = &mut episode.session;
                 session.searches.push(keywords.clone());
                 session.keywords = keywords;
@@ -228,7 +227,7 @@ impl WebShopEnv {
             let chosen: Vec<&str> = session.options.iter().map(|(_, v)| v.as_str()).collect();
             let breakdown =
                 purchase_reward(product, goal, self.world.prices()[position], &chosen, self.world.lexicon())
-                    .map_err(|e| EnvError::Config(e.to_string()))?;
+                    .map_err(|e| EnvError::Engine { context: "webshop purchase reward".into(), source: Box::new(e) })?;
             let reward = breakdown.reward;
             episode.purchase = Some(breakdown);
             session.kind = PageKind::Done;

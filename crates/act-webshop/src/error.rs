@@ -54,7 +54,25 @@ impl From<WebShopError> for EnvError {
             WebShopError::Io { path, source } => EnvError::Io { context: path.display().to_string(), source },
             WebShopError::Http(message) => EnvError::Backend(message),
             WebShopError::Config(message) => EnvError::Config(message),
-            other => EnvError::Config(other.to_string()),
+            other => EnvError::Engine { context: "webshop".into(), source: Box::new(other) },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    #[test]
+    fn engine_failures_reach_env_error_with_their_source() {
+        let env = EnvError::from(WebShopError::Search("the index is gone".into()));
+        assert!(matches!(env, EnvError::Engine { .. }), "{env:?}");
+        let source = env.source().expect("the WebShop error");
+        assert!(matches!(source.downcast_ref::<WebShopError>(), Some(WebShopError::Search(_))));
+        assert!(env.to_string().contains("the index is gone"), "{env}");
+        // Configuration stays a configuration error.
+        assert!(matches!(EnvError::from(WebShopError::Config("x".into())), EnvError::Config(_)));
     }
 }
