@@ -483,12 +483,22 @@ impl Qwen3 {
         if !matches!(dtype, DType::F32 | DType::BF16 | DType::F16) {
             return Err(ModelError::Config(format!("a model's weights are f32, bf16 or f16, not {dtype:?}")));
         }
-        if crate::lora::adapter_count(&self) > 0 {
+        if self.has_lora_adapters() {
             return Err(ModelError::Config(
                 "cast the model's dtype before attaching LoRA adapters (this one has adapters)".into(),
             ));
         }
         Ok(self.cast_float_params(dtype))
+    }
+
+    /// Whether any projection carries a LoRA adapter (`crate::lora` counts them; this module may not use it).
+    fn has_lora_adapters(&self) -> bool {
+        self.layers.iter().any(|layer| {
+            let (a, m) = (&layer.self_attn, &layer.mlp);
+            [&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &m.gate_proj, &m.up_proj, &m.down_proj]
+                .into_iter()
+                .any(|l| l.weight.reparameterization::<burn::module::LoraAdapter>().is_some())
+        })
     }
 
     /// Every float parameter cast to `dtype` (no checks: [`Qwen3::with_float_dtype`] checks).
