@@ -7,7 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 backend="${1:-flex}"
 seq="${2:-256}"
-cargo build --release --example scale_report >&2
+# The tch backends need the `tch` feature (and LIBTORCH_USE_PYTORCH=1 with PyTorch 2.9.0's venv active, and
+# LD_LIBRARY_PATH at its torch/lib; see crates/act-model/README.md).
+features=()
+case "$backend" in tch*) features=(--features tch) ;; esac
+cargo build --release --example scale_report "${features[@]}" >&2
 bin="${CARGO_TARGET_DIR:-target}/release/examples/scale_report"
 run() { "$bin" --backend "$backend" --seq "$seq" --steps 3 "$@"; }
 for ckpt in "" "--checkpointing"; do
