@@ -95,36 +95,42 @@ impl Default for AlfworldConfig {
 
 impl AlfworldConfig {
     /// Sets the grammar version.
+    #[must_use]
     pub fn with_grammar(mut self, grammar: GrammarVersion) -> Self {
         self.grammar = grammar;
         self
     }
 
     /// Sets the step budget.
+    #[must_use]
     pub fn with_step_budget(mut self, steps: usize) -> Self {
         self.step_budget = steps;
         self
     }
 
     /// Sets the dataset seed.
+    #[must_use]
     pub fn with_dataset_seed(mut self, seed: u64) -> Self {
         self.dataset_seed = seed;
         self
     }
 
     /// Sets the number of training games.
+    #[must_use]
     pub fn with_train_size(mut self, games: usize) -> Self {
         self.train_size = games;
         self
     }
 
     /// Sets whether "Nothing happens." uses up a step.
+    #[must_use]
     pub fn with_count_invalid_steps(mut self, count: bool) -> Self {
         self.count_invalid_steps = count;
         self
     }
 
     /// Sets whether observations end with the memory line of unvisited receptacles.
+    #[must_use]
     pub fn with_memory_line(mut self, memory_line: bool) -> Self {
         self.memory_line = memory_line;
         self

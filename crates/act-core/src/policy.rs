@@ -36,36 +36,42 @@ impl SamplingParams {
     }
 
     /// Sets the temperature.
+    #[must_use]
     pub fn with_temperature(mut self, temperature: f32) -> Self {
         self.temperature = temperature;
         self
     }
 
     /// Sets top-p.
+    #[must_use]
     pub fn with_top_p(mut self, top_p: f32) -> Self {
         self.top_p = top_p;
         self
     }
 
     /// Sets top-k.
+    #[must_use]
     pub fn with_top_k(mut self, top_k: usize) -> Self {
         self.top_k = top_k;
         self
     }
 
     /// Sets the token limit.
+    #[must_use]
     pub fn with_max_new_tokens(mut self, max_new_tokens: usize) -> Self {
         self.max_new_tokens = max_new_tokens;
         self
     }
 
     /// Adds a stop string.
+    #[must_use]
     pub fn with_stop(mut self, stop: impl Into<String>) -> Self {
         self.stop.push(stop.into());
         self
     }
 
     /// Sets the seed.
+    #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self

@@ -162,12 +162,14 @@ impl Default for PromptConfig {
 
 impl PromptConfig {
     /// Sets the environment's name in prompts.
+    #[must_use]
     pub fn with_environment(mut self, environment: impl Into<String>) -> Self {
         self.environment = environment.into();
         self
     }
 
     /// Sets how many history pairs are shown.
+    #[must_use]
     pub fn with_history_len(mut self, history_len: usize) -> Self {
         self.history_len = history_len;
         self
@@ -175,6 +177,7 @@ impl PromptConfig {
 
     /// Sets how many steps the shown history moves at a time once it is full (see
     /// [`PromptConfig::history_stride`]; 0 counts as 1).
+    #[must_use]
     pub fn with_history_stride(mut self, stride: usize) -> Self {
         self.history_stride = stride;
         self
@@ -198,18 +201,21 @@ impl PromptConfig {
     }
 
     /// Sets whether admissible actions are listed.
+    #[must_use]
     pub fn with_show_admissible(mut self, show: bool) -> Self {
         self.show_admissible = show;
         self
     }
 
     /// Sets whether action prompts ask for reasoning.
+    #[must_use]
     pub fn with_reasoning(mut self, reasoning: bool) -> Self {
         self.reasoning = reasoning;
         self
     }
 
     /// Replaces the templates.
+    #[must_use]
     pub fn with_templates(mut self, templates: PromptTemplates) -> Self {
         self.templates = templates;
         self

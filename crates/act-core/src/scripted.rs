@@ -106,6 +106,7 @@ impl ReplayPolicy {
     }
 
     /// Renames the policy (for reports).
+    #[must_use]
     pub fn with_name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
         self

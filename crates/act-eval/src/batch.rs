@@ -48,42 +48,49 @@ impl Default for ItemEvalConfig {
 
 impl ItemEvalConfig {
     /// Sets the seed.
+    #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }
 
     /// Sets the batch size.
+    #[must_use]
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
         self.batch_size = batch_size;
         self
     }
 
     /// Sets whether reasoning is required for an output to parse.
+    #[must_use]
     pub fn with_require_reasoning(mut self, require: bool) -> Self {
         self.require_reasoning = require;
         self
     }
 
     /// Sets the prompt configuration.
+    #[must_use]
     pub fn with_prompt(mut self, prompt: PromptConfig) -> Self {
         self.prompt = prompt;
         self
     }
 
     /// Sets the sampling parameters.
+    #[must_use]
     pub fn with_sampling(mut self, sampling: SamplingParams) -> Self {
         self.sampling = sampling;
         self
     }
 
     /// Sets the bootstrap configuration.
+    #[must_use]
     pub fn with_bootstrap(mut self, bootstrap: BootstrapConfig) -> Self {
         self.bootstrap = bootstrap;
         self
     }
 
     /// Turns the progress bar on or off.
+    #[must_use]
     pub fn with_progress(mut self, progress: bool) -> Self {
         self.progress = progress;
         self

@@ -94,42 +94,49 @@ impl EpisodeEvalConfig {
     }
 
     /// Plays only the first `episodes` tasks.
+    #[must_use]
     pub fn with_episodes(mut self, episodes: usize) -> Self {
         self.episodes = Some(episodes);
         self
     }
 
     /// Sets the seed.
+    #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }
 
     /// Overrides the step budget.
+    #[must_use]
     pub fn with_step_budget(mut self, step_budget: usize) -> Self {
         self.step_budget = Some(step_budget);
         self
     }
 
     /// Sets the invalid-action handling.
+    #[must_use]
     pub fn with_invalid_actions(mut self, handling: InvalidActionHandling) -> Self {
         self.invalid_actions = handling;
         self
     }
 
     /// Sets whether reasoning is required for an output to parse.
+    #[must_use]
     pub fn with_require_reasoning(mut self, require: bool) -> Self {
         self.require_reasoning = require;
         self
     }
 
     /// Sets the prompt configuration.
+    #[must_use]
     pub fn with_prompt(mut self, prompt: PromptConfig) -> Self {
         self.prompt = prompt;
         self
     }
 
     /// Sets the sampling parameters.
+    #[must_use]
     pub fn with_sampling(mut self, sampling: SamplingParams) -> Self {
         self.sampling = sampling;
         self
@@ -137,24 +144,28 @@ impl EpisodeEvalConfig {
 
     /// Plays up to `batch_size` episodes in lockstep, one [`Policy::generate`] call per step of them all (0 counts
     /// as 1). See [`EpisodeEvalConfig::batch_size`] for what it changes.
+    #[must_use]
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
         self.batch_size = batch_size.max(1);
         self
     }
 
     /// Sets the bootstrap configuration.
+    #[must_use]
     pub fn with_bootstrap(mut self, bootstrap: BootstrapConfig) -> Self {
         self.bootstrap = bootstrap;
         self
     }
 
     /// Keeps transcripts in the report.
+    #[must_use]
     pub fn with_transcripts(mut self, record: bool) -> Self {
         self.record_transcripts = record;
         self
     }
 
     /// Turns the progress bar on or off.
+    #[must_use]
     pub fn with_progress(mut self, progress: bool) -> Self {
         self.progress = progress;
         self

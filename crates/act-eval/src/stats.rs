@@ -45,18 +45,21 @@ impl Default for BootstrapConfig {
 
 impl BootstrapConfig {
     /// Sets the number of resamples.
+    #[must_use]
     pub fn with_resamples(mut self, resamples: usize) -> Self {
         self.resamples = resamples;
         self
     }
 
     /// Sets the confidence level.
+    #[must_use]
     pub fn with_level(mut self, level: f64) -> Self {
         self.level = level;
         self
     }
 
     /// Sets the seed.
+    #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self

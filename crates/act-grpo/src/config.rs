@@ -452,48 +452,56 @@ impl GrpoConfig {
     }
 
     /// Sets G.
+    #[must_use]
     pub fn with_group_size(mut self, group_size: usize) -> Self {
         self.group_size = group_size;
         self
     }
 
     /// Sets the prompts per step.
+    #[must_use]
     pub fn with_prompts_per_step(mut self, prompts: usize) -> Self {
         self.prompts_per_step = prompts;
         self
     }
 
     /// Sets mu, the optimisation passes per generation batch.
+    #[must_use]
     pub fn with_mu(mut self, mu: usize) -> Self {
         self.mu = mu;
         self
     }
 
     /// Sets the micro-batches per update.
+    #[must_use]
     pub fn with_grad_accumulation_steps(mut self, steps: usize) -> Self {
         self.grad_accumulation_steps = steps;
         self
     }
 
     /// Sets the advantage mode.
+    #[must_use]
     pub fn with_advantage_mode(mut self, mode: AdvantageMode) -> Self {
         self.advantage.mode = mode;
         self
     }
 
     /// Sets the epsilon added to the reward std.
+    #[must_use]
     pub fn with_advantage_eps(mut self, eps: f64) -> Self {
         self.advantage.eps = eps;
         self
     }
 
     /// Sets the one-completion group convention.
+    #[must_use]
     pub fn with_singleton_advantage(mut self, singleton: SingletonAdvantage) -> Self {
         self.advantage.singleton = singleton;
         self
     }
 
     /// Sets the lower and upper clip (`0.2, 0.28` is DAPO's clip-higher).
+    #[must_use]
     pub fn with_clip(mut self, low: f64, high: f64) -> Self {
         self.loss.clip_eps_low = low;
         self.loss.clip_eps_high = high;
@@ -501,18 +509,21 @@ impl GrpoConfig {
     }
 
     /// Enables verl's dual clip with constant `c` (3 in verl).
+    #[must_use]
     pub fn with_dual_clip(mut self, c: Option<f64>) -> Self {
         self.loss.dual_clip = c;
         self
     }
 
     /// Sets the log-ratio clamp.
+    #[must_use]
     pub fn with_log_ratio_clamp(mut self, clamp: f64) -> Self {
         self.loss.log_ratio_clamp = clamp;
         self
     }
 
     /// Sets the KL estimator and coefficient (0 skips the reference model).
+    #[must_use]
     pub fn with_kl(mut self, estimator: KlEstimator, coef: f64) -> Self {
         self.loss.kl_estimator = estimator;
         self.loss.kl_coef = coef;
@@ -520,48 +531,56 @@ impl GrpoConfig {
     }
 
     /// Sets the entropy bonus coefficient (0 computes no entropy gradient).
+    #[must_use]
     pub fn with_entropy_coef(mut self, coef: f64) -> Self {
         self.loss.entropy_coef = coef;
         self
     }
 
     /// Sets the loss aggregation.
+    #[must_use]
     pub fn with_aggregation(mut self, aggregation: LossAggregation) -> Self {
         self.loss.aggregation = aggregation;
         self
     }
 
     /// Sets the sampling temperature.
+    #[must_use]
     pub fn with_temperature(mut self, temperature: f32) -> Self {
         self.generation.temperature = temperature;
         self
     }
 
     /// Sets the completion token limit.
+    #[must_use]
     pub fn with_max_completion_tokens(mut self, tokens: usize) -> Self {
         self.generation.max_completion_tokens = tokens;
         self
     }
 
     /// Adds a stop string.
+    #[must_use]
     pub fn with_stop(mut self, stop: impl Into<String>) -> Self {
         self.generation.stop.push(stop.into());
         self
     }
 
     /// Sets the whole optimiser configuration.
+    #[must_use]
     pub fn with_optimizer(mut self, optimizer: OptimizerConfig) -> Self {
         self.optimizer = optimizer;
         self
     }
 
     /// Sets the peak learning rate.
+    #[must_use]
     pub fn with_lr(mut self, lr: f64) -> Self {
         self.optimizer.lr = lr;
         self
     }
 
     /// Sets the schedule shape and warm-up length.
+    #[must_use]
     pub fn with_schedule(mut self, kind: ScheduleKind, warmup_updates: usize) -> Self {
         self.optimizer.schedule = kind;
         self.optimizer.warmup_updates = warmup_updates;
@@ -569,36 +588,42 @@ impl GrpoConfig {
     }
 
     /// Sets (or disables) global-norm gradient clipping.
+    #[must_use]
     pub fn with_max_grad_norm(mut self, max: Option<f64>) -> Self {
         self.optimizer.max_grad_norm = max;
         self
     }
 
     /// Sets the seed.
+    #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.run.seed = seed;
         self
     }
 
     /// Sets the shards of each micro-batch run at the same time (0: the device's default).
+    #[must_use]
     pub fn with_data_parallel_shards(mut self, shards: usize) -> Self {
         self.run.data_parallel_shards = shards;
         self
     }
 
     /// Sets the total number of trainer steps.
+    #[must_use]
     pub fn with_total_steps(mut self, steps: usize) -> Self {
         self.run.total_steps = steps;
         self
     }
 
     /// Checkpoints every `steps` steps (0: never).
+    #[must_use]
     pub fn with_checkpoint_every(mut self, steps: usize) -> Self {
         self.run.checkpoint_every = steps;
         self
     }
 
     /// Sets how many non-finite updates in a row stop the run.
+    #[must_use]
     pub fn with_max_consecutive_nonfinite(mut self, n: usize) -> Self {
         self.run.max_consecutive_nonfinite = n;
         self
@@ -679,54 +704,63 @@ impl SftConfig {
     }
 
     /// Sets the batch size.
+    #[must_use]
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
         self.batch_size = batch_size;
         self
     }
 
     /// Sets the micro-batches per update.
+    #[must_use]
     pub fn with_grad_accumulation_steps(mut self, steps: usize) -> Self {
         self.grad_accumulation_steps = steps;
         self
     }
 
     /// Sets the sequence length limit.
+    #[must_use]
     pub fn with_max_length(mut self, max_length: usize) -> Self {
         self.max_length = max_length;
         self
     }
 
     /// Sets the validation interval.
+    #[must_use]
     pub fn with_eval_every(mut self, steps: usize) -> Self {
         self.eval_every = steps;
         self
     }
 
     /// Sets whether samples that begin another sample's prompt are packed into it ([`crate::packing`]).
+    #[must_use]
     pub fn with_prefix_packing(mut self, on: bool) -> Self {
         self.pack_prefixes = on;
         self
     }
 
     /// Sets whether the prompts' tokens carry loss too (language modelling on whole sequences).
+    #[must_use]
     pub fn with_loss_on_prompts(mut self, on: bool) -> Self {
         self.loss_on_prompts = on;
         self
     }
 
     /// Sets the whole optimiser configuration.
+    #[must_use]
     pub fn with_optimizer(mut self, optimizer: OptimizerConfig) -> Self {
         self.optimizer = optimizer;
         self
     }
 
     /// Sets the peak learning rate.
+    #[must_use]
     pub fn with_lr(mut self, lr: f64) -> Self {
         self.optimizer.lr = lr;
         self
     }
 
     /// Sets the schedule shape and warm-up length.
+    #[must_use]
     pub fn with_schedule(mut self, kind: ScheduleKind, warmup_updates: usize) -> Self {
         self.optimizer.schedule = kind;
         self.optimizer.warmup_updates = warmup_updates;
@@ -734,24 +768,28 @@ impl SftConfig {
     }
 
     /// Sets the seed.
+    #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.run.seed = seed;
         self
     }
 
     /// Sets the shards of each micro-batch run at the same time (0: the device's default).
+    #[must_use]
     pub fn with_data_parallel_shards(mut self, shards: usize) -> Self {
         self.run.data_parallel_shards = shards;
         self
     }
 
     /// Sets the total number of steps.
+    #[must_use]
     pub fn with_total_steps(mut self, steps: usize) -> Self {
         self.run.total_steps = steps;
         self
     }
 
     /// Checkpoints every `steps` steps (0: never).
+    #[must_use]
     pub fn with_checkpoint_every(mut self, steps: usize) -> Self {
         self.run.checkpoint_every = steps;
         self

@@ -171,18 +171,21 @@ impl Qwen3Config {
     }
 
     /// Sets the vocabulary size.
+    #[must_use]
     pub fn with_vocab_size(mut self, vocab_size: usize) -> Self {
         self.vocab_size = vocab_size;
         self
     }
 
     /// Sets whether the LM head is tied to the embedding.
+    #[must_use]
     pub fn with_tie_word_embeddings(mut self, tie: bool) -> Self {
         self.tie_word_embeddings = tie;
         self
     }
 
     /// Sets the end-of-sequence token id.
+    #[must_use]
     pub fn with_eos_token_id(mut self, eos: Option<u32>) -> Self {
         self.eos_token_id = eos;
         self

@@ -80,18 +80,21 @@ impl GenerationConfig {
     }
 
     /// Sets the end-of-sequence tokens.
+    #[must_use]
     pub fn with_eos(mut self, eos: Vec<u32>) -> Self {
         self.eos_token_ids = eos;
         self
     }
 
     /// Sets whether the KV cache is used.
+    #[must_use]
     pub fn with_cache(mut self, use_cache: bool) -> Self {
         self.use_cache = use_cache;
         self
     }
 
     /// Sets the sampler.
+    #[must_use]
     pub fn with_sampler(mut self, sampler: Sampler) -> Self {
         self.sampler = sampler;
         self

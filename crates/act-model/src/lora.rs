@@ -79,6 +79,7 @@ impl LoraConfig {
     }
 
     /// Only these projections.
+    #[must_use]
     pub fn with_target_modules<S: Into<String>>(mut self, modules: impl IntoIterator<Item = S>) -> Self {
         self.target_modules = modules.into_iter().map(Into::into).collect();
         self

@@ -55,6 +55,7 @@ impl ModelPolicy {
     /// core, so one generation keeps a single core busy; on a GPU one batch already fills the device, so keep 1.
     /// Each row samples from its own seed and reads the same stored prefix either way, so the completions are those
     /// of one batch (up to floating-point summation order).
+    #[must_use]
     pub fn with_workers(mut self, workers: usize) -> Self {
         self.workers = workers.max(1);
         self
@@ -62,6 +63,7 @@ impl ModelPolicy {
 
     /// Keeps the keys and values of the last `capacity` prompts + completions, so a prompt that continues one of
     /// them (a multi-turn agent's next step) encodes only its new tokens ([`crate::prefix_cache`]). Off by default.
+    #[must_use]
     pub fn with_prefix_reuse(mut self, capacity: usize) -> Self {
         self.prefixes = Some(Mutex::new(PrefixStore::new(capacity)));
         self
@@ -74,6 +76,7 @@ impl ModelPolicy {
     }
 
     /// Sets how many queries share one generation batch.
+    #[must_use]
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
         self.batch_size = batch_size.max(1);
         self

@@ -61,6 +61,7 @@ impl RandomInit {
     /// flat to single out a few tokens of a long prompt until training has grown the gains. A larger start gives
     /// a small model sharp attention from the first step; the architecture (and the checkpoint layout) is
     /// unchanged, so the result still loads as a plain Qwen3.
+    #[must_use]
     pub fn with_qk_norm_gain(mut self, gain: f32) -> Self {
         self.qk_norm_gain = gain;
         self

@@ -37,12 +37,14 @@ pub struct ChatTemplate {
 
 impl ChatTemplate {
     /// Sets the system message.
+    #[must_use]
     pub fn with_system(mut self, system: impl Into<String>) -> Self {
         self.system = Some(system.into());
         self
     }
 
     /// Sets whether the assistant turn opens with an empty think block.
+    #[must_use]
     pub fn with_empty_think_block(mut self, on: bool) -> Self {
         self.empty_think_block = on;
         self

@@ -73,72 +73,84 @@ impl Default for PairConfig {
 
 impl PairConfig {
     /// Sets K, the samples drawn per state.
+    #[must_use]
     pub fn with_k(mut self, k: usize) -> Self {
         self.samples_per_state = k;
         self
     }
 
     /// Sets the sampling temperature.
+    #[must_use]
     pub fn with_temperature(mut self, temperature: f32) -> Self {
         self.sampling.temperature = temperature;
         self
     }
 
     /// Replaces the sampling parameters.
+    #[must_use]
     pub fn with_sampling(mut self, sampling: SamplingParams) -> Self {
         self.sampling = sampling;
         self
     }
 
     /// Replaces the prompt configuration.
+    #[must_use]
     pub fn with_prompt(mut self, prompt: PromptConfig) -> Self {
         self.prompt = prompt;
         self
     }
 
     /// Sets whether samples need a `<think>` block.
+    #[must_use]
     pub fn with_require_reasoning(mut self, require: bool) -> Self {
         self.require_reasoning = require;
         self
     }
 
     /// Sets whether inadmissible samples are dropped.
+    #[must_use]
     pub fn with_filter_inadmissible(mut self, filter: bool) -> Self {
         self.filter_inadmissible = filter;
         self
     }
 
     /// Sets whether a state whose samples were all filtered falls back to a random admissible alternative.
+    #[must_use]
     pub fn with_fallback(mut self, fallback: bool) -> Self {
         self.fallback = fallback;
         self
     }
 
     /// Sets M, the most pairs kept per state.
+    #[must_use]
     pub fn with_max_pairs_per_state(mut self, max: usize) -> Self {
         self.max_pairs_per_state = max;
         self
     }
 
     /// Sets fixed or re-sampled mode.
+    #[must_use]
     pub fn with_mode(mut self, mode: PairMode) -> Self {
         self.mode = mode;
         self
     }
 
     /// Sets the seed.
+    #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
         self
     }
 
     /// Sets whether trajectories are processed in parallel.
+    #[must_use]
     pub fn with_parallel(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
         self
     }
 
     /// Sets whether a progress bar may be shown.
+    #[must_use]
     pub fn with_progress(mut self, progress: bool) -> Self {
         self.progress = progress;
         self

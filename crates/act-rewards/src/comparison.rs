@@ -30,18 +30,21 @@ pub struct ComparisonConfig {
 
 impl ComparisonConfig {
     /// Sets the format weight.
+    #[must_use]
     pub fn with_format_weight(mut self, weight: f64) -> Self {
         self.format_weight = weight;
         self
     }
 
     /// Sets the admissibility weight.
+    #[must_use]
     pub fn with_admissibility_weight(mut self, weight: f64) -> Self {
         self.admissibility_weight = weight;
         self
     }
 
     /// Sets the format requirements.
+    #[must_use]
     pub fn with_format(mut self, format: FormatRequirements) -> Self {
         self.format = format;
         self

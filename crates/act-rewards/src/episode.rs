@@ -72,12 +72,14 @@ impl EpisodeConfig {
     }
 
     /// Sets the invalid-output penalty magnitude (verl-agent: 0.1).
+    #[must_use]
     pub fn with_invalid_output_penalty(mut self, penalty: f64) -> Self {
         self.invalid_output_penalty = penalty;
         self
     }
 
     /// Sets the format requirements.
+    #[must_use]
     pub fn with_format(mut self, format: FormatRequirements) -> Self {
         self.format = format;
         self

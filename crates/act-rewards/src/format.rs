@@ -102,30 +102,35 @@ pub enum FormatViolation {
 
 impl FormatRequirements {
     /// Sets whether a `<think>` block is required.
+    #[must_use]
     pub fn with_require_think(mut self, require: bool) -> Self {
         self.require_think = require;
         self
     }
 
     /// Sets the minimum length.
+    #[must_use]
     pub fn with_min_length(mut self, min: usize) -> Self {
         self.min_length = Some(min);
         self
     }
 
     /// Sets the maximum length.
+    #[must_use]
     pub fn with_max_length(mut self, max: usize) -> Self {
         self.max_length = Some(max);
         self
     }
 
     /// Sets the length unit.
+    #[must_use]
     pub fn with_length_unit(mut self, unit: LengthUnit) -> Self {
         self.length_unit = unit;
         self
     }
 
     /// Sets which text the length limits apply to.
+    #[must_use]
     pub fn with_length_scope(mut self, scope: LengthScope) -> Self {
         self.length_scope = scope;
         self

@@ -31,18 +31,21 @@ pub struct NextActionConfig {
 
 impl NextActionConfig {
     /// Sets the partial credit for admissible non-expert actions.
+    #[must_use]
     pub fn with_partial_credit(mut self, credit: f64) -> Self {
         self.partial_credit = credit;
         self
     }
 
     /// Sets the penalty magnitude for a completion without a parseable action.
+    #[must_use]
     pub fn with_missing_action_penalty(mut self, penalty: f64) -> Self {
         self.missing_action_penalty = penalty;
         self
     }
 
     /// Sets the format requirements.
+    #[must_use]
     pub fn with_format(mut self, format: FormatRequirements) -> Self {
         self.format = format;
         self

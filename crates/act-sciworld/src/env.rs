@@ -59,48 +59,56 @@ impl Default for SciWorldConfig {
 
 impl SciWorldConfig {
     /// Uses this jar.
+    #[must_use]
     pub fn with_jar(mut self, jar: impl Into<PathBuf>) -> Self {
         self.jar = Some(jar.into());
         self
     }
 
     /// Uses these JVM options.
+    #[must_use]
     pub fn with_jvm(mut self, jvm: JvmOptions) -> Self {
         self.jvm = jvm;
         self
     }
 
     /// Applies these simplifications (comma-separated, as the Python wrapper takes them).
+    #[must_use]
     pub fn with_simplifications(mut self, simplifications: impl Into<String>) -> Self {
         self.simplifications = simplifications.into();
         self
     }
 
     /// Sets the step limit.
+    #[must_use]
     pub fn with_step_limit(mut self, step_limit: usize) -> Self {
         self.step_limit = step_limit;
         self
     }
 
     /// Turns reading the admissible actions on or off.
+    #[must_use]
     pub fn with_admissible_actions(mut self, on: bool) -> Self {
         self.admissible_actions = on;
         self
     }
 
     /// Turns gold-path planning at every reset on or off.
+    #[must_use]
     pub fn with_gold_path(mut self, on: bool) -> Self {
         self.gold_path = on;
         self
     }
 
     /// Numbers a split's (task, variation) pairs in this order.
+    #[must_use]
     pub fn with_order(mut self, order: TaskOrder) -> Self {
         self.order = order;
         self
     }
 
     /// Restricts index-based task selection to these task names.
+    #[must_use]
     pub fn with_tasks<S: Into<String>>(mut self, tasks: impl IntoIterator<Item = S>) -> Self {
         self.tasks = Some(tasks.into_iter().map(Into::into).collect());
         self

@@ -68,6 +68,7 @@ impl WebShopEnv {
     }
 
     /// Uses `config`.
+    #[must_use]
     pub fn with_config(mut self, config: EnvConfig) -> Self {
         self.config = config;
         self

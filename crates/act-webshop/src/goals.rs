@@ -239,23 +239,27 @@ impl Default for GoalConfig {
 
 impl GoalConfig {
     /// The default config with `seed`.
+    #[must_use]
     pub fn with_seed(seed: u64) -> Self {
         GoalConfig { seed, ..GoalConfig::default() }
     }
 
     /// Goals per product.
+    #[must_use]
     pub fn with_goals_per_product(mut self, n: usize) -> Self {
         self.goals_per_product = n;
         self
     }
 
     /// Openers and weights.
+    #[must_use]
     pub fn with_phrasing(mut self, phrasing: Phrasing) -> Self {
         self.phrasing = phrasing;
         self
     }
 
     /// Split sizes.
+    #[must_use]
     pub fn with_splits(mut self, splits: SplitSizes) -> Self {
         self.splits = splits;
         self

@@ -33,12 +33,14 @@ impl WorldConfig {
     }
 
     /// Keeps the search index in `dir` (reused when it fits the catalogue).
+    #[must_use]
     pub fn with_index_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.index_dir = Some(dir.into());
         self
     }
 
     /// Uses `goals` for goal sampling.
+    #[must_use]
     pub fn with_goals(mut self, goals: GoalConfig) -> Self {
         self.goals = goals;
         self

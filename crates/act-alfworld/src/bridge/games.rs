@@ -101,6 +101,7 @@ impl GameSet {
     }
 
     /// Adds (or replaces) `split` with these games, in this order.
+    #[must_use]
     pub fn with_split(mut self, split: Split, games: Vec<GameEntry>) -> Self {
         self.splits.insert(split, games);
         self

@@ -51,24 +51,28 @@ impl AgentGymConfig {
     }
 
     /// Game indices `range` form `split`.
+    #[must_use]
     pub fn with_split(mut self, split: Split, range: Range<usize>) -> Self {
         self.splits.insert(split, range);
         self
     }
 
     /// Sets the step budget.
+    #[must_use]
     pub fn with_step_budget(mut self, step_budget: usize) -> Self {
         self.step_budget = step_budget;
         self
     }
 
     /// Sets the time-out of each call.
+    #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
     }
 
     /// Sets AgentGym's `world_type`.
+    #[must_use]
     pub fn with_world_type(mut self, world_type: impl Into<String>) -> Self {
         self.world_type = world_type.into();
         self

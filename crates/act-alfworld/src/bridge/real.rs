@@ -97,36 +97,42 @@ impl Default for RealAlfworldConfig {
 
 impl RealAlfworldConfig {
     /// Uses this Python interpreter.
+    #[must_use]
     pub fn with_python(mut self, python: impl Into<String>) -> Self {
         self.python = python.into();
         self
     }
 
     /// Plays with this command set.
+    #[must_use]
     pub fn with_grammar(mut self, grammar: BridgeGrammar) -> Self {
         self.grammar = grammar;
         self
     }
 
     /// Turns the handcoded expert on or off.
+    #[must_use]
     pub fn with_expert(mut self, expert: bool) -> Self {
         self.expert = expert;
         self
     }
 
     /// Sets the step budget.
+    #[must_use]
     pub fn with_step_budget(mut self, step_budget: usize) -> Self {
         self.step_budget = step_budget;
         self
     }
 
     /// Sets the per-request time-out.
+    #[must_use]
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
     }
 
     /// Sets the start-up time-out.
+    #[must_use]
     pub fn with_startup_timeout(mut self, timeout: Duration) -> Self {
         self.startup_timeout = timeout;
         self

@@ -43,6 +43,7 @@ impl RemoteConfig {
     }
 
     /// Sets the number of goals the server holds.
+    #[must_use]
     pub fn with_total_goals(mut self, total: usize) -> Self {
         self.total_goals = Some(total);
         self
