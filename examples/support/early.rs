@@ -62,17 +62,34 @@ pub fn world_model_samples(
     prompter: &Prompter,
     history_len: usize,
 ) -> Result<Vec<SftSample>, BoxError> {
-    let by_id: HashMap<&str, &Trajectory> = games.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    let by_id = games_by_id(games);
     branches
         .iter()
         .map(|branch| {
-            let state = by_id
-                .get(branch.task_id.as_str())
-                .and_then(|t| t.state_at(branch.step_index, history_len))
-                .ok_or_else(|| format!("branch of `{}` step {}: no such state", branch.task_id, branch.step_index))?;
+            let state = state_of(&by_id, "branch", &branch.task_id, branch.step_index, history_len)?;
             Ok(prompter.world_model_sample(&state, &branch.action, branch.observation.as_str()))
         })
         .collect()
+}
+
+/// `games` by task id.
+fn games_by_id(games: &[Trajectory]) -> HashMap<&str, &Trajectory> {
+    games.iter().map(|t| (t.task_id.as_str(), t)).collect()
+}
+
+/// The state before step `step` of game `task_id`, with `history_len` earlier steps; an error naming the `what`
+/// (a branch, a reflection) that asked for a state the games lack.
+fn state_of(
+    by_id: &HashMap<&str, &Trajectory>,
+    what: &str,
+    task_id: &str,
+    step: usize,
+    history_len: usize,
+) -> Result<act_core::AgentState, BoxError> {
+    by_id
+        .get(task_id)
+        .and_then(|t| t.state_at(step, history_len))
+        .ok_or_else(|| format!("{what} of `{task_id}` step {step}: no such state").into())
 }
 
 /// How many branches' actions were admissible at their state, and how many were answered "Nothing happens."
@@ -121,7 +138,7 @@ pub fn reflections<P: Policy>(
     policy: &P,
     sampling: &SamplingParams,
 ) -> Result<Vec<Reflection>, BoxError> {
-    let by_id: HashMap<&str, &Trajectory> = games.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    let by_id = games_by_id(games);
     let expert_action = |b: &Branch| -> Option<&Action> {
         by_id.get(b.task_id.as_str()).and_then(|t| t.steps.get(b.step_index)).map(|s| &s.action)
     };
@@ -140,9 +157,7 @@ pub fn reflections<P: Policy>(
             )
             .into());
         };
-        let state = by_id[branch.task_id.as_str()]
-            .state_at(branch.step_index, history_len)
-            .ok_or_else(|| format!("branch of `{}` step {}: no such state", branch.task_id, branch.step_index))?;
+        let state = state_of(&by_id, "branch", &branch.task_id, branch.step_index, history_len)?;
         let prompt = prompter.reflect(
             &state,
             &expert.action,
@@ -185,15 +200,12 @@ pub fn reflection_samples(
     prompter: &Prompter,
     history_len: usize,
 ) -> Result<Vec<SftSample>, BoxError> {
-    let by_id: HashMap<&str, &Trajectory> = games.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    let by_id = games_by_id(games);
     reflections
         .iter()
         .filter(|r| !r.rationale.is_empty())
         .map(|r| {
-            let state = by_id
-                .get(r.task_id.as_str())
-                .and_then(|t| t.state_at(r.step_index, history_len))
-                .ok_or_else(|| format!("reflection of `{}` step {}: no such state", r.task_id, r.step_index))?;
+            let state = state_of(&by_id, "reflection", &r.task_id, r.step_index, history_len)?;
             Ok(prompter.sft_sample(&state, &r.expert, Some(&r.rationale)))
         })
         .collect()

@@ -187,17 +187,7 @@ pub fn merge_lora(model: Qwen3) -> Qwen3 {
 fn projections(model: &Qwen3) -> Vec<(String, &Linear)> {
     let mut out = Vec::new();
     for (i, layer) in model.layers.iter().enumerate() {
-        let (a, m) = (&layer.self_attn, &layer.mlp);
-        let named = [
-            ("self_attn.q_proj", &a.q_proj),
-            ("self_attn.k_proj", &a.k_proj),
-            ("self_attn.v_proj", &a.v_proj),
-            ("self_attn.o_proj", &a.o_proj),
-            ("mlp.gate_proj", &m.gate_proj),
-            ("mlp.up_proj", &m.up_proj),
-            ("mlp.down_proj", &m.down_proj),
-        ];
-        out.extend(named.into_iter().map(|(name, l)| (format!("model.layers.{i}.{name}"), l)));
+        out.extend(layer.projections().into_iter().map(|(name, l)| (format!("model.layers.{i}.{name}"), l)));
     }
     out
 }

@@ -358,6 +358,20 @@ pub struct DecoderLayer {
 }
 
 impl DecoderLayer {
+    /// The seven projections, by their names under the layer in HF checkpoints (`self_attn.q_proj`, ...).
+    pub(crate) fn projections(&self) -> [(&'static str, &Linear); 7] {
+        let (a, m) = (&self.self_attn, &self.mlp);
+        [
+            ("self_attn.q_proj", &a.q_proj),
+            ("self_attn.k_proj", &a.k_proj),
+            ("self_attn.v_proj", &a.v_proj),
+            ("self_attn.o_proj", &a.o_proj),
+            ("mlp.gate_proj", &m.gate_proj),
+            ("mlp.up_proj", &m.up_proj),
+            ("mlp.down_proj", &m.down_proj),
+        ]
+    }
+
     fn load(source: &mut dyn WeightSource, prefix: &str, c: &Qwen3Config, device: &Device) -> Result<Self, ModelError> {
         let h = c.hidden_size;
         Ok(DecoderLayer {
@@ -492,14 +506,12 @@ impl Qwen3 {
         Ok(self.cast_float_params(dtype))
     }
 
-    /// Whether any projection carries a LoRA adapter (`crate::lora` counts them; this module may not use it).
+    /// Whether any projection carries a LoRA adapter.
     fn has_lora_adapters(&self) -> bool {
-        self.layers.iter().any(|layer| {
-            let (a, m) = (&layer.self_attn, &layer.mlp);
-            [&a.q_proj, &a.k_proj, &a.v_proj, &a.o_proj, &m.gate_proj, &m.up_proj, &m.down_proj]
-                .into_iter()
-                .any(|l| l.weight.reparameterization::<burn::module::LoraAdapter>().is_some())
-        })
+        self.layers
+            .iter()
+            .flat_map(DecoderLayer::projections)
+            .any(|(_, l)| l.weight.reparameterization::<burn::module::LoraAdapter>().is_some())
     }
 
     /// Every float parameter cast to `dtype` (no checks: [`Qwen3::with_float_dtype`] checks).
