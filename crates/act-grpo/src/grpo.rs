@@ -11,7 +11,9 @@ use std::time::Instant;
 
 use act_core::{ActRng, GrpoSample, RewardFn, RngState, derive_seed, rng_from_seed};
 use act_model::policy::cut_after_stop;
-use act_model::{ChatTemplate, ChatTokenizer, Generation, GenerationConfig, Qwen3, Sampler, StopCondition, generate};
+use act_model::{
+    ChatTemplate, ChatTokenizer, Generation, GenerationConfig, Qwen3, Sampler, StopCondition, generate_in_parts,
+};
 use burn::module::Module;
 use burn::prelude::*;
 use rand::RngExt;
@@ -649,7 +651,9 @@ impl GrpoTrainer {
         };
         let seeds: Vec<u64> = (0..rows.len()).map(|i| derive_seed(seed, i as u64)).collect();
         let stop = StopStrings { tokenizer: &self.tokenizer, stops: &g.stop };
-        Ok(generate(&self.model.valid(), rows, &seeds, &config, &stop)?)
+        // Rows side by side in as many parts as the update has shards (the cores, on flex; 1 elsewhere).
+        let parts = self.config.run.shards_on(&self.model.device());
+        Ok(generate_in_parts(&self.model.valid(), rows, &seeds, &config, &stop, parts)?)
     }
 
     /// Completions after their prompts (ids, prompt length) as micro-batches, one advantage each.

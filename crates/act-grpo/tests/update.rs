@@ -99,7 +99,9 @@ fn behaviour_log_probs_of_the_current_policy_give_the_on_policy_update() {
     let stripped: Vec<PreparedSequence> =
         sequences.iter().map(|s| PreparedSequence { behaviour_log_probs: None, ..s.clone() }).collect();
     without.update(&stripped).unwrap();
-    assert_same_weights(with.model(), without.model());
+    // Sampling's log-probs come from the cached decoding kernels, the recomputed ones from another forward pass:
+    // they agree to float rounding, which Adam's first step can show at 1e-5 (see `assert_close_weights`).
+    assert_close_weights(with.model(), without.model());
     // A training prompt equal to the sampling prompt recomputes the same old log-probs.
     let mut recomputed = trainer(config());
     let same_prompt: Vec<PreparedSequence> = stripped
@@ -107,7 +109,7 @@ fn behaviour_log_probs_of_the_current_policy_give_the_on_policy_update() {
         .map(|s| PreparedSequence { training_prompt_ids: Some(s.prompt_ids.clone()), ..s.clone() })
         .collect();
     recomputed.update(&same_prompt).unwrap();
-    assert_same_weights(with.model(), recomputed.model());
+    assert_close_weights(with.model(), recomputed.model());
 }
 
 #[test]

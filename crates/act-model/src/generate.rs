@@ -112,6 +112,58 @@ pub fn generate(
     generate_with(model, prompts, seeds, config, stop, None)
 }
 
+/// [`generate`] in up to `parts` consecutive row ranges (at least [`MIN_ROWS_PER_PART`] rows each) generated side
+/// by side on rayon's pool; `stop` sees each row's index in the whole batch.
+///
+/// Why: on the CPU one decoding batch is small matrix products and element-wise kernels that run on one core, so
+/// one generation keeps about one core busy; on a GPU one batch already fills the device, so use 1 part there.
+/// Each row samples from its own seed, so the completions are those of one batch up to floating-point summation
+/// order (the parts' matrix products have fewer rows).
+pub fn generate_in_parts(
+    model: &Qwen3,
+    prompts: &[Vec<u32>],
+    seeds: &[u64],
+    config: &GenerationConfig,
+    stop: &(dyn StopCondition + Sync),
+    parts: usize,
+) -> Result<Vec<Generation>, ModelError> {
+    use rayon::prelude::*;
+    let parts = parts.min(prompts.len() / MIN_ROWS_PER_PART).max(1);
+    if parts == 1 || seeds.len() != prompts.len() {
+        return generate(model, prompts, seeds, config, stop);
+    }
+    let size = prompts.len().div_ceil(parts);
+    let starts: Vec<usize> = (0..prompts.len()).step_by(size).collect();
+    let results: Vec<Result<Vec<Generation>, ModelError>> = starts
+        .par_iter()
+        .map(|&start| {
+            let end = (start + size).min(prompts.len());
+            let stop = OffsetStop { inner: stop, offset: start };
+            generate(model, &prompts[start..end], &seeds[start..end], config, &stop)
+        })
+        .collect();
+    let mut out = Vec::with_capacity(prompts.len());
+    for part in results {
+        out.extend(part?);
+    }
+    Ok(out)
+}
+
+/// The fewest rows a part of [`generate_in_parts`] gets: below that a thread costs more than it saves.
+pub const MIN_ROWS_PER_PART: usize = 4;
+
+/// A stop condition seen from a part of a batch that starts at row `offset`.
+struct OffsetStop<'a> {
+    inner: &'a (dyn StopCondition + Sync),
+    offset: usize,
+}
+
+impl StopCondition for OffsetStop<'_> {
+    fn is_done(&self, row: usize, completion: &[u32]) -> bool {
+        self.inner.is_done(row + self.offset, completion)
+    }
+}
+
 /// [`generate`], taking each prompt's longest stored prefix from `store` instead of encoding it, and storing
 /// every row's prompt and completion for later calls (see [`crate::prefix_cache`]). The store must hold keys of
 /// this model's current weights: clear it when they change. Without `config.use_cache` the store is not used.
@@ -235,13 +287,13 @@ fn generate_batch(
     loop {
         let logits = state.last_logits.take().expect("logits of the previous step");
         let mut finished = Vec::new();
-        for (slot, &row) in state.rows.iter().enumerate() {
-            let start = slot * vocab as usize;
-            let row_logits = &logits[start..start + vocab as usize];
-            let token = config.sampler.sample(row_logits, &mut rngs[row]);
+        // Below this many logits the pool's hand-off costs more than the draws (one vocabulary of 2k per row).
+        let parallel = state.rows.len() * vocab as usize >= 32_768;
+        let draws = draw_tokens(&config.sampler, &logits, vocab as usize, &state.rows, &mut rngs, parallel);
+        for (slot, (&row, (token, log_prob))) in state.rows.iter().zip(draws).enumerate() {
             let out = &mut results[row];
             out.tokens.push(token);
-            out.log_probs.push(config.sampler.log_prob(row_logits, token));
+            out.log_probs.push(log_prob);
             if config.eos_token_ids.contains(&token) {
                 out.finish = FinishReason::Eos;
                 finished.push(slot);
@@ -270,6 +322,35 @@ fn generate_batch(
         state.step(model, &next, &results, prompts, config, &device)?;
     }
     Ok(results)
+}
+
+/// Each active row's next token and its log-probability, from `logits` (one `vocab`-wide row per slot of
+/// `rows`), each drawn with its row's own generator; on rayon's pool when `parallel` (a row's draw depends only
+/// on its logits and its generator, so the result is the same either way).
+fn draw_tokens(
+    sampler: &Sampler,
+    logits: &[f32],
+    vocab: usize,
+    rows: &[usize],
+    rngs: &mut [act_core::ActRng],
+    parallel: bool,
+) -> Vec<(u32, f32)> {
+    use rayon::prelude::*;
+    let mut slot_of = vec![usize::MAX; rngs.len()];
+    for (slot, &row) in rows.iter().enumerate() {
+        slot_of[row] = slot;
+    }
+    let mut work: Vec<(usize, &mut act_core::ActRng)> = rngs
+        .iter_mut()
+        .enumerate()
+        .filter(|(row, _)| slot_of[*row] != usize::MAX)
+        .map(|(row, rng)| (slot_of[row], rng))
+        .collect();
+    work.sort_unstable_by_key(|(slot, _)| *slot);
+    let draw = |(slot, rng): &mut (usize, &mut act_core::ActRng)| {
+        sampler.sample_with_log_prob(&logits[*slot * vocab..(*slot + 1) * vocab], *rng)
+    };
+    if parallel { work.par_iter_mut().map(draw).collect() } else { work.iter_mut().map(draw).collect() }
 }
 
 /// The rows still generating, their masks and positions, and the cache.
@@ -493,6 +574,28 @@ fn last_token_logits(model: &Qwen3, hidden: Tensor<3>) -> Result<Vec<f32>, Model
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_draw_the_same_on_the_pool_as_in_turn() {
+        let vocab = 300;
+        let logits: Vec<f32> = (0..8 * vocab).map(|i| ((i * 7919) % 1000) as f32 / 150.0).collect();
+        // Five of eight rows still active, listed out of row order.
+        let rows = [6, 1, 3, 0, 7];
+        let fresh = || (0..8).map(act_core::rng_from_seed).collect::<Vec<_>>();
+        for sampler in [Sampler::greedy(), Sampler::new(1.0, 0, 1.0).unwrap(), Sampler::new(0.7, 20, 0.9).unwrap()] {
+            let (mut a, mut b) = (fresh(), fresh());
+            for round in 0..4 {
+                let in_turn = draw_tokens(&sampler, &logits, vocab, &rows, &mut a, false);
+                let pooled = draw_tokens(&sampler, &logits, vocab, &rows, &mut b, true);
+                assert_eq!(in_turn, pooled);
+                if round == 0 {
+                    // Slot k's draw reads slot k's logits with row rows[k]'s generator.
+                    let mut own = act_core::rng_from_seed(rows[1] as u64);
+                    assert_eq!(in_turn[1], sampler.sample_with_log_prob(&logits[vocab..2 * vocab], &mut own));
+                }
+            }
+        }
+    }
 
     #[test]
     fn prefill_groups_split_long_encodings_from_short_ones() {

@@ -53,7 +53,9 @@ pub use batch::{PadSide, TokenBatch};
 pub use checkpoint::{LoadReport, TrainingCheckpoint, load_hf, save_hf};
 pub use config::Qwen3Config;
 pub use error::ModelError;
-pub use generate::{FinishReason, Generation, GenerationConfig, NoStop, StopCondition, generate, generate_reusing};
+pub use generate::{
+    FinishReason, Generation, GenerationConfig, NoStop, StopCondition, generate, generate_in_parts, generate_reusing,
+};
 pub use kv_cache::KvCache;
 pub use logprobs::{masked_nll, next_token_log_probs, shifted_mask};
 pub use policy::{Completion, ModelPolicy};

@@ -39,9 +39,6 @@ pub struct ModelPolicy {
     prefixes: Option<Mutex<PrefixStore>>,
 }
 
-/// The fewest rows a worker of [`ModelPolicy::with_workers`] gets: below that a thread costs more than it saves.
-const MIN_ROWS_PER_WORKER: usize = 4;
-
 impl ModelPolicy {
     /// A policy generating up to 16 queries per batch.
     pub fn new(name: impl Into<String>, model: Qwen3, tokenizer: ChatTokenizer, template: ChatTemplate) -> Self {
@@ -154,7 +151,7 @@ impl ModelPolicy {
         stops: &[String],
     ) -> Result<Vec<Generation>, ModelError> {
         let stop = StopStrings { tokenizer: &self.tokenizer, stops };
-        let parts = self.workers.min(prompts.len() / MIN_ROWS_PER_WORKER).max(1);
+        let parts = self.workers.min(prompts.len() / crate::generate::MIN_ROWS_PER_PART).max(1);
         let run = |prompts: &[Vec<u32>], seeds: &[u64], store: Option<&mut PrefixStore>| match store {
             Some(store) => generate_reusing(&self.model, prompts, seeds, config, &stop, store),
             None => generate(&self.model, prompts, seeds, config, &stop),

@@ -39,9 +39,47 @@ impl Sampler {
 
     /// The next token for one row of logits.
     pub fn sample(&self, logits: &[f32], rng: &mut impl RngExt) -> u32 {
+        self.sample_with_log_prob(logits, rng).0
+    }
+
+    /// The next token for one row of logits and its [`log_prob`](Self::log_prob), in one pass over the row when
+    /// neither top-k nor top-p truncates (plain temperature sampling, what GRPO uses; the same distribution as
+    /// the truncating path, drawn in token-id order instead of by sorted probability, so no sort is needed).
+    pub fn sample_with_log_prob(&self, logits: &[f32], rng: &mut impl RngExt) -> (u32, f32) {
         if self.is_greedy() {
-            return argmax(logits);
+            let token = argmax(logits);
+            return (token, self.log_prob(logits, token));
         }
+        if self.top_k == 0 && self.top_p >= 1.0 {
+            return self.sample_untruncated(logits, rng);
+        }
+        let token = self.sample_truncated(logits, rng);
+        (token, self.log_prob(logits, token))
+    }
+
+    /// Temperature sampling over the whole vocabulary: one pass for the maximum, one for the weights (kept in
+    /// f64, as [`log_prob`](Self::log_prob) sums them), one to draw.
+    fn sample_untruncated(&self, logits: &[f32], rng: &mut impl RngExt) -> (u32, f32) {
+        let t = f64::from(self.temperature);
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let weights: Vec<f64> = logits.iter().map(|&x| ((x as f64 - max) / t).exp()).collect();
+        let total: f64 = weights.iter().sum();
+        let mut u = rng.random::<f64>() * total;
+        // The last token with positive weight, should rounding leave `u` past every weight.
+        let mut token = weights.iter().rposition(|&w| w > 0.0).unwrap_or(0);
+        for (i, &w) in weights.iter().enumerate() {
+            if u < w {
+                token = i;
+                break;
+            }
+            u -= w;
+        }
+        let log_prob = ((logits[token] as f64 - max) / t - total.ln()) as f32;
+        (token as u32, log_prob)
+    }
+
+    /// Top-k / top-p sampling: candidates sorted by probability, truncated, then drawn.
+    fn sample_truncated(&self, logits: &[f32], rng: &mut impl RngExt) -> u32 {
         // Candidates sorted by logit, descending; ties keep the lower id first so results are stable.
         let mut order: Vec<u32> = (0..logits.len() as u32).collect();
         order.sort_by(|&a, &b| logits[b as usize].total_cmp(&logits[a as usize]).then(a.cmp(&b)));
@@ -162,6 +200,17 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn one_pass_draws_report_their_log_prob(logits in proptest::collection::vec(-8.0f32..8.0, 1..64), t in 0.0f32..2.0, top_k in 0usize..4, seed: u64) {
+            let s = Sampler::new(t, top_k, 1.0).unwrap();
+            let mut rng = act_core::rng_from_seed(seed);
+            let (token, log_prob) = s.sample_with_log_prob(&logits, &mut rng);
+            prop_assert!((token as usize) < logits.len());
+            prop_assert_eq!(log_prob, s.log_prob(&logits, token));
+            let mut again = act_core::rng_from_seed(seed);
+            prop_assert_eq!(s.sample(&logits, &mut again), token);
+        }
+
         #[test]
         fn top_p_keeps_only_the_nucleus(logits in proptest::collection::vec(-5.0f32..5.0, 2..20), top_p in 0.05f32..1.0, seed: u64) {
             let s = Sampler::new(0.7, 0, top_p).unwrap();

@@ -3,7 +3,7 @@
 use crate::common::{assert_same_generations, device};
 use act_model::{
     FinishReason, GenerationConfig, NoStop, PrefixStore, Qwen3, Qwen3Config, Sampler, StopCondition, generate,
-    generate_reusing,
+    generate_in_parts, generate_reusing,
 };
 
 fn model() -> Qwen3 {
@@ -97,6 +97,39 @@ fn sampling_is_reproducible_per_row_seed() {
     // A row's sample depends on its own seed only, not on its batch mates.
     let alone = generate(&model, &prompts[4..], &[5], &config, &NoStop).unwrap();
     assert_same_generations(&alone, &a[4..], "row 4 alone");
+}
+
+/// Stops one row (by its index in the whole batch) after `after` tokens.
+struct StopRow {
+    row: usize,
+    after: usize,
+}
+
+impl StopCondition for StopRow {
+    fn is_done(&self, row: usize, completion: &[u32]) -> bool {
+        row == self.row && completion.len() >= self.after
+    }
+}
+
+#[test]
+fn generating_in_parts_gives_each_row_what_one_batch_gives_it() {
+    let model = model();
+    // Ten rows, so two parts of five (at least four rows a part).
+    let prompts: Vec<Vec<u32>> = prompts().into_iter().cycle().take(10).collect();
+    let seeds: Vec<u64> = (0..10).collect();
+    let config = GenerationConfig::greedy(8).with_sampler(Sampler::new(1.0, 0, 1.0).unwrap());
+    let whole = generate(&model, &prompts, &seeds, &config, &NoStop).unwrap();
+    for parts in [2, 3, 16] {
+        let split = generate_in_parts(&model, &prompts, &seeds, &config, &NoStop, parts).unwrap();
+        assert_same_generations(&split, &whole, &format!("{parts} parts"));
+    }
+    // The stop condition sees each row's index in the whole batch, not in its part.
+    let stop = StopRow { row: 7, after: 2 };
+    let split = generate_in_parts(&model, &prompts, &seeds, &config, &stop, 2).unwrap();
+    assert_eq!((split[7].tokens.len(), split[7].finish), (2, FinishReason::Stop));
+    assert!(split.iter().enumerate().all(|(i, g)| i == 7 || g.tokens.len() == 8));
+    // Rows with the same prompt and different seeds differ (the comparison is not vacuous).
+    assert_ne!(whole[0].tokens, whole[5].tokens);
 }
 
 #[test]
