@@ -8,7 +8,7 @@
 //! - one GRPO iteration (`act_grpo::GrpoTrainer::step`: P prompts x G completions sampled at temperature 1,
 //!   rewards, group-normalised advantages, one token-mean clipped update, AdamW, constant lr, no KL);
 //! - one SFT step (`act_grpo::SftTrainer::step`, completion-only loss, batch B);
-//! - greedy generation with the KV cache at batch 1 / 16 / 64 (`act_model::generate`).
+//! - greedy generation with the KV cache at batch 1 / 16 / 64 (`act_model::generate_in_parts`, one part per core).
 //!
 //! The reward is synthetic and continuous so every group has variance (a trainer that skips zero-variance groups
 //! would otherwise do less work than TRL): the fraction of completion words `wN` with N even.
@@ -25,7 +25,9 @@ use std::time::Instant;
 
 use act_core::{GrpoSample, Reward, RewardError, RewardFn, RewardTarget, SftSample, rng_from_seed};
 use act_grpo::{GrpoConfig, GrpoTrainer, OptimizerConfig, ScheduleKind, SftConfig, SftTrainer};
-use act_model::{BackendKind, ChatTemplate, ChatTokenizer, GenerationConfig, NoStop, Qwen3, Qwen3Config, generate};
+use act_model::{
+    BackendKind, ChatTemplate, ChatTokenizer, GenerationConfig, NoStop, Qwen3, Qwen3Config, generate_in_parts,
+};
 use clap::Parser;
 use rand::RngExt;
 use serde_json::json;
@@ -371,19 +373,21 @@ impl Bench {
         let ids: Vec<Vec<u32>> =
             messages.iter().map(|m| self.tokenizer.encode_prompt(&self.template, m)).collect::<Result<_, _>>()?;
         let config = GenerationConfig::greedy(args.new_tokens).with_cache(true);
+        // Rows in parts side by side, one per core on flex: how act-rs generates a batch on a CPU.
+        let parts = act_model::parallel::default_shards(&model.device());
         for &batch in &args.generate_batches {
             let (prompts, seeds) = (&ids[..batch], vec![0; batch]);
             let mut times = vec![];
             for rep in 0..=args.generate_reps {
                 let start = Instant::now();
-                generate(model, prompts, &seeds, &config, &NoStop)?;
+                generate_in_parts(model, prompts, &seeds, &config, &NoStop, parts)?;
                 if rep > 0 {
                     times.push(start.elapsed().as_secs_f64());
                 }
             }
             let seconds = median(times.clone());
             self.report(json!({
-                "work": "generate", "batch_size": batch, "seconds_median": seconds, "seconds_all": times,
+                "work": "generate", "batch_size": batch, "parts": parts.min(batch / act_model::MIN_ROWS_PER_PART).max(1), "seconds_median": seconds, "seconds_all": times,
                 "new_tokens_per_second": (batch * args.new_tokens) as f64 / seconds,
             }));
         }

@@ -54,7 +54,8 @@ pub use checkpoint::{LoadReport, TrainingCheckpoint, load_hf, save_hf};
 pub use config::Qwen3Config;
 pub use error::ModelError;
 pub use generate::{
-    FinishReason, Generation, GenerationConfig, NoStop, StopCondition, generate, generate_in_parts, generate_reusing,
+    FinishReason, Generation, GenerationConfig, MIN_ROWS_PER_PART, NoStop, StopCondition, generate, generate_in_parts,
+    generate_reusing,
 };
 pub use kv_cache::KvCache;
 pub use logprobs::{masked_nll, next_token_log_probs, shifted_mask};
