@@ -303,6 +303,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
                     advantage: *advantage,
                     behaviour_log_probs: Some(turn.completion.log_probs.clone()),
                     training_prompt_ids,
+                    token_weights: None,
                 });
             }
             episodes.push(turns);

@@ -79,6 +79,9 @@ pub(crate) struct GroupMicroBatch {
     /// `[rows, width]`: 1 on a completion's tokens, 0 on padding.
     pub mask: Vec<f32>,
     pub advantages: Vec<f32>,
+    /// `[rows, width]` factors on each completion token's advantage (ICRL's calibration weights), where any
+    /// sequence of the update has them.
+    pub token_weights: Option<Vec<f32>>,
     pub tokens: usize,
 }
 
@@ -140,7 +143,14 @@ impl PolicyBatch {
     /// The advantages as the loss takes them: `[rows, 1]` or `[rows, width]`.
     pub fn advantages(&self, device: &Device) -> Tensor<2> {
         match self {
-            PolicyBatch::Group(m) => Tensor::from_data(TensorData::new(m.advantages.clone(), [m.rows, 1]), device),
+            PolicyBatch::Group(m) => match &m.token_weights {
+                None => Tensor::from_data(TensorData::new(m.advantages.clone(), [m.rows, 1]), device),
+                Some(weights) => {
+                    let per_token: Vec<f32> =
+                        weights.iter().enumerate().map(|(i, w)| m.advantages[i / m.width] * w).collect();
+                    Tensor::from_data(TensorData::new(per_token, [m.rows, m.width]), device)
+                }
+            },
             PolicyBatch::Packed { micro, advantages } => {
                 Tensor::from_data(TensorData::new(advantages.clone(), [micro.rows, micro.width]), device)
             }
@@ -182,6 +192,7 @@ pub(crate) fn build_group_micro_batches(
             tokens: rows.iter().map(|(_, c)| c.len()).sum(),
             mask,
             advantages: adv.iter().map(|&a| a as f32).collect(),
+            token_weights: None,
             batch,
         });
     }

@@ -75,6 +75,10 @@ pub struct PreparedSequence {
     /// removed, as ActGuide-RL and ICRL train): the policy, reference and KL terms read this prompt, the
     /// behaviour log-probs the sampling one.
     pub training_prompt_ids: Option<Vec<u32>>,
+    /// One non-negative factor per completion token multiplying its advantage (so its clipped term), detached:
+    /// ICRL's calibration weights ([`crate::icrl::calibration_weights`]) for a turn sampled with tips and trained
+    /// without them. `None` weighs every token 1.
+    pub token_weights: Option<Vec<f32>>,
 }
 
 /// Turns packed into one sequence: its ids and, per turn, the token range of its completion.
@@ -417,7 +421,21 @@ impl GrpoTrainer {
         let training: Vec<(Vec<u32>, usize)> =
             sequences.iter().map(|s| join(s.training_prompt_ids.as_deref().unwrap_or(&s.prompt_ids), s)).collect();
         let advantages: Vec<f64> = sequences.iter().map(|s| s.advantage).collect();
-        let micro = self.group_batches(&training, &advantages)?;
+        let mut micro = self.group_batches(&training, &advantages)?;
+        if sequences.iter().any(|s| s.token_weights.is_some()) {
+            // Each micro-batch holds consecutive sequences, their completions left-aligned in its rows.
+            let mut rows = sequences.iter();
+            for batch in &mut micro {
+                let PolicyBatch::Group(m) = batch else { continue };
+                let mut weights = vec![1f32; m.rows * m.width];
+                for (row, s) in rows.by_ref().take(m.rows).enumerate() {
+                    if let Some(w) = &s.token_weights {
+                        weights[row * m.width..row * m.width + w.len()].copy_from_slice(w);
+                    }
+                }
+                m.token_weights = Some(weights);
+            }
+        }
         let old = if given > 0 {
             // Each micro-batch holds consecutive sequences, their completions left-aligned in its rows.
             let mut rows = sequences.iter().filter_map(|s| s.behaviour_log_probs.as_deref());
@@ -514,7 +532,8 @@ impl GrpoTrainer {
                 for (span, turn) in spans {
                     for (i, position) in span.clone().enumerate() {
                         let Some(column) = m.column(row, position) else { continue };
-                        advantages[row * m.width + column] = turn.advantage as f32;
+                        let weight = turn.token_weights.as_ref().map_or(1.0, |w| w[i]);
+                        advantages[row * m.width + column] = turn.advantage as f32 * weight;
                         if let (Some(b), Some(lp)) = (behaviour.as_mut(), &turn.behaviour_log_probs) {
                             b[row * m.width + column] = lp[i];
                         }
@@ -548,6 +567,14 @@ impl GrpoTrainer {
         for (i, s) in sequences.iter().enumerate() {
             if s.prompt_ids.is_empty() || s.completion_ids.is_empty() {
                 return Err(GrpoError::Input(format!("sequence {i}: an empty prompt or completion")));
+            }
+            if let Some(w) = &s.token_weights
+                && (w.len() != s.completion_ids.len() || w.iter().any(|x| !(x.is_finite() && *x >= 0.0)))
+            {
+                return Err(GrpoError::Input(format!(
+                    "sequence {i}: token weights must be {} finite non-negative numbers, one per completion token",
+                    s.completion_ids.len()
+                )));
             }
             if let Some(lp) = &s.behaviour_log_probs
                 && lp.len() != s.completion_ids.len()

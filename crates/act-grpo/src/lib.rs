@@ -54,6 +54,7 @@ pub mod error;
 pub mod gigpo;
 pub mod grpo;
 pub mod guard;
+pub mod icrl;
 pub mod logprobs;
 pub mod loss;
 pub mod metrics;

@@ -42,6 +42,7 @@ fn prepared(model: &Qwen3, with_log_probs: bool) -> Vec<PreparedSequence> {
                 completion_ids: c.token_ids,
                 behaviour_log_probs: with_log_probs.then_some(c.log_probs),
                 training_prompt_ids: None,
+                token_weights: None,
             }
         })
         .collect()
@@ -220,6 +221,7 @@ fn episodes(with_log_probs: Option<&Qwen3>) -> Vec<Vec<PreparedSequence>> {
                 advantage: [0.9, -0.4, 1.3][t as usize] * if e == 0 { 1.0 } else { -1.0 },
                 behaviour_log_probs,
                 training_prompt_ids: None,
+                token_weights: None,
             });
             prompt.extend(&completion);
             prompt.extend([1, 4, 6 + t, 7 + t, 2, 1, 5]);
@@ -251,6 +253,52 @@ fn packed_episodes_update_as_their_turns_do_alone() {
         let mut apart_alone = trainer(config());
         apart_alone.update(&broken.iter().flatten().cloned().collect::<Vec<_>>()).unwrap();
         assert_close_weights(apart.model(), apart_alone.model());
+    }
+}
+
+#[test]
+fn token_weights_scale_each_tokens_advantage() {
+    let episodes = episodes(None);
+    let flat: Vec<PreparedSequence> = episodes.iter().flatten().cloned().collect();
+    let weighted = |weights: [f32; 3]| -> Vec<PreparedSequence> {
+        flat.iter().map(|s| PreparedSequence { token_weights: Some(weights.to_vec()), ..s.clone() }).collect()
+    };
+    // Weights of 1 are no weights; a uniform weight of 2 is twice the advantage.
+    let mut plain = trainer(config());
+    let p = plain.update(&flat).unwrap();
+    let mut ones = trainer(config());
+    let o = ones.update(&weighted([1.0; 3])).unwrap();
+    assert_eq!(p.loss, o.loss);
+    assert_same_weights(plain.model(), ones.model());
+    let mut twice = trainer(config());
+    let doubled: Vec<PreparedSequence> =
+        flat.iter().map(|s| PreparedSequence { advantage: 2.0 * s.advantage, ..s.clone() }).collect();
+    let d = twice.update(&doubled).unwrap();
+    let mut twos = trainer(config());
+    let w = twos.update(&weighted([2.0; 3])).unwrap();
+    assert!((d.loss - w.loss).abs() < 1e-6, "{} vs {}", d.loss, w.loss);
+    assert_same_weights(twice.model(), twos.model());
+    // On-policy (ratio 1) the token-mean loss is minus the mean weighted advantage over the 18 tokens.
+    let uneven = [0.5f32, 2.0, 0.0];
+    let mut t = trainer(config());
+    let m = t.update(&weighted(uneven)).unwrap();
+    let expected = -flat.iter().map(|s| s.advantage * 2.5).sum::<f64>() / 18.0;
+    assert!((m.loss - expected).abs() < 1e-5, "{} vs {expected}", m.loss);
+    // Packed episodes weigh their turns' tokens the same way.
+    let mut packed = trainer(config());
+    let episodes_weighted: Vec<Vec<PreparedSequence>> = episodes
+        .iter()
+        .map(|e| e.iter().map(|s| PreparedSequence { token_weights: Some(uneven.to_vec()), ..s.clone() }).collect())
+        .collect();
+    let k = packed.update_episodes(&episodes_weighted).unwrap();
+    assert!((k.loss - m.loss).abs() < 1e-5, "packed {} alone {}", k.loss, m.loss);
+    assert_close_weights(packed.model(), t.model());
+    // Weights must match the completion and be non-negative.
+    for bad in [vec![1.0, 1.0], vec![1.0, -0.5, 1.0], vec![1.0, f32::NAN, 1.0]] {
+        let mut sequences = flat.clone();
+        sequences[4].token_weights = Some(bad);
+        let err = trainer(config()).update(&sequences).unwrap_err().to_string();
+        assert!(err.contains("sequence 4: token weights"), "{err}");
     }
 }
 
