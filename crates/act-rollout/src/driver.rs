@@ -46,11 +46,21 @@ pub struct RolloutConfig {
     pub invalid_actions: InvalidActionHandling,
     /// Seeds the lockstep calls.
     pub seed: u64,
+    /// Ends an episode once its last this-many actions (as sent) are the same one; `None` never does. ICRL's
+    /// reference stops at 3: a policy that repeats itself three times will not recover, and its remaining budget
+    /// is better spent elsewhere. Must not be 0.
+    pub stop_after_repeats: Option<usize>,
 }
 
 impl Default for RolloutConfig {
     fn default() -> Self {
-        RolloutConfig { batch_size: 1, step_budget: None, invalid_actions: InvalidActionHandling::AsIs, seed: 0 }
+        RolloutConfig {
+            batch_size: 1,
+            step_budget: None,
+            invalid_actions: InvalidActionHandling::AsIs,
+            seed: 0,
+            stop_after_repeats: None,
+        }
     }
 }
 
@@ -80,6 +90,13 @@ impl RolloutConfig {
     #[must_use]
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// Ends an episode once the same action was sent `repeats` times in a row.
+    #[must_use]
+    pub fn with_stop_after_repeats(mut self, repeats: usize) -> Self {
+        self.stop_after_repeats = Some(repeats);
         self
     }
 }
@@ -141,6 +158,9 @@ impl<'a, F: EnvironmentFactory> Rollout<'a, F> {
         let budget = self.config.step_budget.unwrap_or_else(|| first.step_budget());
         if budget == 0 {
             return Err(RolloutError::Config("the step budget is 0".into()));
+        }
+        if self.config.stop_after_repeats == Some(0) {
+            return Err(RolloutError::Config("stop_after_repeats is 0: an episode would end before it starts".into()));
         }
         let player = Player { actor: self.actor, config: &self.config, budget, on_episode: self.on_episode };
         let mut played = if self.config.batch_size > 1 {
@@ -296,8 +316,15 @@ impl Player<'_> {
         live.trajectory.outcome = Outcome { won: transition.won, score: transition.score, steps_used: step + 1 };
         live.state.history.push(HistoryEntry { observation, action });
         live.state.step_index = step + 1;
-        live.done = transition.done;
+        live.done = transition.done || self.repeated(&live.turns);
         Ok(())
+    }
+
+    /// Whether the last [`RolloutConfig::stop_after_repeats`] turns sent one action.
+    fn repeated(&self, turns: &[Turn]) -> bool {
+        self.config.stop_after_repeats.is_some_and(|n| {
+            turns.len() >= n && turns[turns.len() - n..].iter().all(|t| t.action == turns[turns.len() - 1].action)
+        })
     }
 
     /// Reports a finished episode.

@@ -193,6 +193,44 @@ fn turns_keep_what_was_written_and_what_was_sent() {
 }
 
 #[test]
+fn an_episode_ends_after_the_same_action_repeated() {
+    // "inventory" once, then "look" for ever.
+    struct Stuck;
+    impl Policy for Stuck {
+        fn name(&self) -> &str {
+            "stuck"
+        }
+        fn generate(&self, queries: &[Query], _params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
+            Ok(queries
+                .iter()
+                .map(|q| {
+                    let QueryKind::Act(state) = &q.kind else { unreachable!() };
+                    let action = if state.step_index == 0 { "inventory" } else { "look" };
+                    format!("<action>{action}</action>")
+                })
+                .collect())
+        }
+    }
+    let specs = EpisodeSpec::split(Split::Train, 2, 0);
+    let actor = PolicyActor::new(&Stuck, prompter());
+    let budget = RolloutConfig::default().with_step_budget(8);
+    let unbounded = play(&actor, &specs, budget.clone());
+    assert!(unbounded.iter().all(|e| e.steps() == 8));
+    for batch in [1, 2] {
+        let stopped = play(&actor, &specs, budget.clone().with_batch_size(batch).with_stop_after_repeats(3));
+        for episode in &stopped {
+            assert_eq!(actions(episode), ["inventory", "look", "look", "look"]);
+            assert!(!episode.trajectory.outcome.won);
+        }
+    }
+    // One repeat allowed stops at the first action; 0 is refused.
+    let once = play(&actor, &specs, budget.clone().with_stop_after_repeats(1));
+    assert!(once.iter().all(|e| e.steps() == 1));
+    let err = Rollout::new(&alfworld, &actor).with_config(budget.with_stop_after_repeats(0)).play(&specs).unwrap_err();
+    assert!(err.to_string().contains("stop_after_repeats is 0"), "{err}");
+}
+
+#[test]
 fn errors_name_the_episode_and_the_call() {
     struct Failing;
     impl Policy for Failing {
