@@ -65,7 +65,9 @@ pub use env::{
 pub use error::{DatasetError, EnvError, Error, ParseError, PolicyError, RewardError, TemplateError};
 pub use jsonl::{JsonlReader, JsonlWriter, atomic_write, read_jsonl, write_jsonl};
 pub use pair::{ActionPair, PairProvenance, PresentedOrder};
-pub use parse::{ParsedAction, actions_match, admits, extract_tag, normalize_action, parse_action, parse_choice};
+pub use parse::{
+    ParsedAction, actions_match, admits, extract_tag, normalize_action, parse_action, parse_choice, parse_critique,
+};
 pub use policy::{Completion, Policy, Query, QueryKind, SamplingParams};
 pub use prompt::{PromptConfig, PromptTemplates, Prompter};
 pub use reward::{Reward, RewardFn, RewardTarget};

@@ -11,6 +11,9 @@ use crate::error::ParseError;
 pub const THINK_TAG: &str = "think";
 /// The tag that holds an action.
 pub const ACTION_TAG: &str = "action";
+/// The tag that holds a critic's tips (ICRL).
+pub const CRITIC_TAG: &str = "critic";
+
 /// The tag that holds a comparison answer.
 pub const ANSWER_TAG: &str = "answer";
 
@@ -147,6 +150,20 @@ pub fn admits(admissible: &str, action: &str) -> bool {
         .and_then(|rest| rest.strip_prefix('['))
         .and_then(|rest| rest.strip_suffix(']'))
         .is_some_and(|argument| !argument.trim().is_empty())
+}
+
+/// The tips inside a critic's one `<critic>...</critic>` (ICRL), trimmed; an empty block is an error, so a critic
+/// that writes nothing gives no tips.
+///
+/// ```
+/// use act_core::{parse_critique, ParseError};
+/// assert_eq!(parse_critique("<think>it looped</think><critic>Tip 1: open the fridge first.</critic>"), Ok("Tip 1: open the fridge first."));
+/// assert_eq!(parse_critique("<critic> </critic>"), Err(ParseError::EmptyTag("critic".into())));
+/// assert_eq!(parse_critique("go to fridge 1"), Err(ParseError::MissingTag("critic".into())));
+/// ```
+pub fn parse_critique(text: &str) -> Result<&str, ParseError> {
+    let tips = extract_tag(text, CRITIC_TAG)?;
+    if tips.is_empty() { Err(ParseError::EmptyTag(CRITIC_TAG.to_owned())) } else { Ok(tips) }
 }
 
 #[cfg(test)]

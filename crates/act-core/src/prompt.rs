@@ -13,6 +13,9 @@
 //! | `admissible` | `{actions}` (used when admissible actions are shown and known) |
 //! | `hint` | `{entries}` (a guided rollout's reference actions, placed before the action prompt) |
 //! | `hint_entry` | `{index}` `{action}` |
+//! | `critique` | `{environment}` `{task}` `{score}` `{trajectory}` (required): a critic's view of a failed episode (ICRL), answered with tips in `<critic>` |
+//! | `critique_step` | `{index}` `{observation}` `{action}`: one step of that episode, its observation cut at [`PromptConfig::critique_observation_chars`] |
+//! | `tips` | `{tips}` (required): a critic's tips, placed before the action prompt of the next round |
 //!
 //! ```
 //! use act_core::*;
@@ -39,7 +42,7 @@ use crate::reward::RewardTarget;
 use crate::sample::{GrpoSample, SftSample};
 use crate::scripted::action_completion;
 use crate::template::Template;
-use crate::trajectory::{Action, AgentState};
+use crate::trajectory::{Action, AgentState, Trajectory};
 
 /// The prompt templates. [`Default`] gives prompts in the style of verl-agent's (which the ACT paper builds on).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,6 +75,14 @@ pub struct PromptTemplates {
     pub hint: String,
     /// One reference action of the hint.
     pub hint_entry: String,
+    /// The critic's prompt (ICRL): the task and a failed episode's steps, asking for short tips inside
+    /// `<critic>` `</critic>` ([`Prompter::critique`], [`crate::parse_critique`]).
+    pub critique: String,
+    /// One step of the failed episode in the critic's prompt.
+    pub critique_step: String,
+    /// The critic's tips as the solver sees them in its next round, before the action prompt (at the start, as
+    /// the hint, so a multi-turn prompt still extends the previous turn's).
+    pub tips: String,
 }
 
 impl Default for PromptTemplates {
@@ -111,6 +122,15 @@ observations and the corresponding actions you took: {entries}\n"
             // ActGuide-RL's wording (AMAP-ML/ActGuide-RL), numbered actions one per line.
             hint: "Reference action trajectory hint:\n{entries}\n".to_owned(),
             hint_entry: "{index}. {action}\n".to_owned(),
+            // In the spirit of ICRL's critic (brick-pid/ICRL, templates/critic_system.j2): diagnose the failure,
+            // give reusable tips for a fresh retry, no actions.
+            critique: "You are the critic of an agent operating in {environment}. The agent failed its task: {task}\n\
+Final score: {score}. Its steps:\n{trajectory}Identify the mistake that cost the most and write a few short, \
+reusable tips that would help a fresh attempt from the initial observation succeed. Do not write actions. Put the \
+tips within <critic> </critic> tags, one per line: Tip 1: ..., Tip 2: ..."
+                .to_owned(),
+            critique_step: "Observation {index}: {observation}\nAction {index}: {action}\n".to_owned(),
+            tips: "Tips from a previous attempt at this task:\n{tips}\n".to_owned(),
         }
     }
 }
@@ -143,6 +163,8 @@ pub struct PromptConfig {
     pub show_admissible: bool,
     /// Whether action prompts ask for reasoning first.
     pub reasoning: bool,
+    /// The most characters of each observation the critic's prompt shows (ICRL's reference cuts at 800).
+    pub critique_observation_chars: usize,
     /// The templates.
     pub templates: PromptTemplates,
 }
@@ -155,6 +177,7 @@ impl Default for PromptConfig {
             history_stride: 1,
             show_admissible: true,
             reasoning: true,
+            critique_observation_chars: 800,
             templates: PromptTemplates::default(),
         }
     }
@@ -214,6 +237,13 @@ impl PromptConfig {
         self
     }
 
+    /// Sets how many characters of each observation the critic's prompt shows.
+    #[must_use]
+    pub fn with_critique_observation_chars(mut self, chars: usize) -> Self {
+        self.critique_observation_chars = chars;
+        self
+    }
+
     /// Replaces the templates.
     #[must_use]
     pub fn with_templates(mut self, templates: PromptTemplates) -> Self {
@@ -238,6 +268,9 @@ pub struct Prompter {
     admissible: Template,
     hint: Template,
     hint_entry: Template,
+    critique: Template,
+    critique_step: Template,
+    tips: Template,
 }
 
 impl Prompter {
@@ -264,6 +297,19 @@ impl Prompter {
             admissible: Template::parse("admissible", &t.admissible, &["actions"], &["actions"])?,
             hint: Template::parse("hint", &t.hint, &["entries"], &["entries"])?,
             hint_entry: Template::parse("hint_entry", &t.hint_entry, &["index", "action"], &["action"])?,
+            critique: Template::parse(
+                "critique",
+                &t.critique,
+                &["environment", "task", "score", "trajectory"],
+                &["trajectory"],
+            )?,
+            critique_step: Template::parse(
+                "critique_step",
+                &t.critique_step,
+                &["index", "observation", "action"],
+                &[],
+            )?,
+            tips: Template::parse("tips", &t.tips, &["tips"], &["tips"])?,
             config,
         })
     }
@@ -336,6 +382,40 @@ impl Prompter {
             })
             .collect();
         self.hint.render(|_| entries.clone())
+    }
+
+    /// The critic's prompt for a failed episode (ICRL): its task and final score, and every step's observation
+    /// (cut at [`PromptConfig::critique_observation_chars`] characters) and action, numbered from 1.
+    pub fn critique(&self, episode: &Trajectory) -> String {
+        let limit = self.config.critique_observation_chars;
+        let steps: String = episode
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                self.critique_step.render(|name| match name {
+                    "index" => (i + 1).to_string(),
+                    "observation" => cut_chars(step.observation.as_str(), limit).to_owned(),
+                    _ => step.action.to_string(),
+                })
+            })
+            .collect();
+        self.critique.render(|name| match name {
+            "environment" => self.config.environment.clone(),
+            "task" => episode.task.clone(),
+            "score" => episode.outcome.score.to_string(),
+            _ => steps.clone(),
+        })
+    }
+
+    /// The tips section that shows a critic's `tips` to the solver, to be put before an action prompt; empty for
+    /// empty tips, so a round without tips sees the plain prompt.
+    pub fn tips(&self, tips: &str) -> String {
+        let tips = tips.trim();
+        if tips.is_empty() {
+            return String::new();
+        }
+        self.tips.render(|_| tips.to_owned())
     }
 
     /// The action prompt as a policy query.
@@ -431,6 +511,11 @@ impl Prompter {
     }
 }
 
+/// The first `limit` characters of `text` (whole characters, never a split code point).
+fn cut_chars(text: &str, limit: usize) -> &str {
+    text.char_indices().nth(limit).map_or(text, |(end, _)| &text[..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,6 +550,52 @@ mod tests {
         assert_eq!(custom.hint(&["look".into(), "wait".into()]), "plan: look;wait;|");
         let bad = PromptTemplates { hint: "no entries".into(), ..Default::default() };
         assert!(Prompter::new(PromptConfig::default().with_templates(bad)).is_err());
+    }
+
+    #[test]
+    fn a_critique_shows_the_failed_episode_with_observations_cut() {
+        use crate::trajectory::{Outcome, Split, Step, Trajectory};
+        let step = |observation: &str, action: &str| Step {
+            observation: observation.into(),
+            admissible_actions: vec![],
+            action: action.into(),
+            reward: 0.0,
+        };
+        let episode = Trajectory {
+            env: "alfworld".into(),
+            task_id: "t".into(),
+            task_type: "pick".into(),
+            split: Split::Train,
+            task: "put a mug in desk.".into(),
+            seed: 0,
+            // An observation of 7 characters, two of them outside ASCII: cut at 5 characters, not bytes.
+            steps: vec![step("You are in a room.", "go to desk 1"), step("Désk 1é", "take mug 1 from desk 1")],
+            outcome: Outcome { won: false, score: 0.0, steps_used: 2 },
+        };
+        let prompter =
+            Prompter::new(PromptConfig::default().with_critique_observation_chars(5).with_environment("ALFWorld"))
+                .unwrap();
+        let prompt = prompter.critique(&episode);
+        assert!(prompt.starts_with(
+            "You are the critic of an agent operating in ALFWorld. The agent failed its task: \
+                                    put a mug in desk.\nFinal score: 0. Its steps:\nObservation 1: You a\nAction 1: \
+                                    go to desk 1\nObservation 2: Désk \nAction 2: take mug 1 from desk 1\n"
+        ));
+        assert!(prompt.ends_with("one per line: Tip 1: ..., Tip 2: ..."));
+        // Tips go before the next round's prompt; none leave it as it is.
+        assert_eq!(prompter.tips("  \n"), "");
+        assert_eq!(
+            prompter.tips(" Tip 1: look in the drawers. "),
+            "Tips from a previous attempt at this task:\nTip 1: look in the drawers.\n"
+        );
+        // The templates are data, checked like the others.
+        for bad in [
+            PromptTemplates { critique: "no steps: {task}".into(), ..Default::default() },
+            PromptTemplates { tips: "nothing".into(), ..Default::default() },
+            PromptTemplates { critique_step: "{unknown}".into(), ..Default::default() },
+        ] {
+            assert!(Prompter::new(PromptConfig::default().with_templates(bad)).is_err());
+        }
     }
 
     #[test]
