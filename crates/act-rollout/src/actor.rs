@@ -134,7 +134,7 @@ pub struct PolicyActor<'a> {
     sampling: SamplingParams,
     require_reasoning: bool,
     tokens: bool,
-    /// Rendered hints by episode index ([`EpisodeSpec::index`]).
+    /// Text put before every action prompt, by episode index ([`EpisodeSpec::index`]): rendered hints or tips.
     hints: HashMap<usize, String>,
 }
 
@@ -170,11 +170,18 @@ impl<'a> PolicyActor<'a> {
     /// entries with no actions.
     #[must_use]
     pub fn with_hints(mut self, hints: impl IntoIterator<Item = (usize, Vec<Action>)>) -> Self {
-        self.hints = hints
-            .into_iter()
-            .filter(|(_, actions)| !actions.is_empty())
-            .map(|(index, actions)| (index, self.prompter.hint(&actions)))
-            .collect();
+        let rendered: Vec<(usize, String)> =
+            hints.into_iter().map(|(index, actions)| (index, self.prompter.hint(&actions))).collect();
+        self.with_prefixes(rendered)
+    }
+
+    /// Episode `index` ([`EpisodeSpec::index`]) is prompted with `text` before every action prompt: a rendered
+    /// hint ([`with_hints`](PolicyActor::with_hints)) or a critic's tips ([`Prompter::tips`], ICRL's second
+    /// round). As with hints, each turn's completion carries the prefixed prompt's token ids, and
+    /// [`query`](PolicyActor::query) gives the prompt without the prefix. Empty texts are no prefix.
+    #[must_use]
+    pub fn with_prefixes(mut self, prefixes: impl IntoIterator<Item = (usize, String)>) -> Self {
+        self.hints = prefixes.into_iter().filter(|(_, text)| !text.is_empty()).collect();
         self
     }
 

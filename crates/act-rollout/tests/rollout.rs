@@ -193,6 +193,50 @@ fn turns_keep_what_was_written_and_what_was_sent() {
 }
 
 #[test]
+fn prefixed_episodes_see_their_text_before_every_prompt_and_keep_its_tokens() {
+    // Plays "look" when its prompt starts with tips, "inventory" otherwise; its prompt ids are the prompt's length.
+    struct TipReader;
+    impl Policy for TipReader {
+        fn name(&self) -> &str {
+            "tip-reader"
+        }
+        fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
+            Ok(self.complete(queries, params)?.into_iter().map(|c| c.text).collect())
+        }
+        fn complete(&self, queries: &[Query], _params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
+            Ok(queries
+                .iter()
+                .map(|q| {
+                    let action = if q.prompt.starts_with("Tips from") { "look" } else { "inventory" };
+                    Completion {
+                        text: format!("<action>{action}</action>"),
+                        prompt_ids: vec![0; q.prompt.len()],
+                        token_ids: vec![1],
+                        log_probs: vec![-0.1],
+                    }
+                })
+                .collect())
+        }
+    }
+    let specs = EpisodeSpec::split(Split::Train, 3, 0);
+    let tips = prompter().tips("Tip 1: look around.");
+    let actor = PolicyActor::new(&TipReader, prompter())
+        .with_tokens(true)
+        .with_prefixes([(1, tips.clone()), (2, String::new())]);
+    let played = play(&actor, &specs, RolloutConfig::default().with_step_budget(3));
+    assert_eq!(actions(&played[1]), ["look"; 3]);
+    assert_eq!(actions(&played[0]), ["inventory"; 3]);
+    assert_eq!(actions(&played[2]), ["inventory"; 3], "empty tips are no prefix");
+    // The behaviour prompt holds the tips; the query a trainer learns under does not.
+    for (turn, step) in played[1].turns.iter().zip(0..) {
+        let state = played[1].trajectory.state_at(step, usize::MAX).unwrap();
+        let free = actor.query(&state).prompt;
+        assert!(!free.contains("Tips from"));
+        assert_eq!(turn.completion.prompt_ids.len(), tips.len() + free.len());
+    }
+}
+
+#[test]
 fn an_episode_ends_after_the_same_action_repeated() {
     // "inventory" once, then "look" for ever.
     struct Stuck;
