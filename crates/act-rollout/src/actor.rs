@@ -169,7 +169,7 @@ impl<'a> PolicyActor<'a> {
     /// prompt without the hint, which a trainer learns under. Episodes without an entry play unguided, as do
     /// entries with no actions.
     #[must_use]
-    pub fn with_hints(mut self, hints: impl IntoIterator<Item = (usize, Vec<Action>)>) -> Self {
+    pub fn with_hints(self, hints: impl IntoIterator<Item = (usize, Vec<Action>)>) -> Self {
         let rendered: Vec<(usize, String)> =
             hints.into_iter().map(|(index, actions)| (index, self.prompter.hint(&actions))).collect();
         self.with_prefixes(rendered)
