@@ -23,6 +23,7 @@ pub mod dart;
 pub mod early;
 pub mod experiment;
 pub mod guided;
+pub mod icrl;
 pub mod online;
 pub mod pipeline;
 pub mod prompts;
