@@ -8,8 +8,8 @@ use act_alfworld::{AlfworldConfig, AlfworldFactory};
 use act_core::{ActionPair, Split, Trajectory, actions_match, read_jsonl};
 use act_eval::{EvalRecord, Evaluation};
 use act_examples::config::{
-    ExperimentConfig, GrpoStageConfig, ModelSource, OnlineAlgorithm, OnlineRlConfig, PromptStyle, ReflectionConfig,
-    SftStageConfig, TrainingConfig, WorldModelConfig,
+    ExperimentConfig, GrpoStageConfig, IcrlConfig, ModelSource, OnlineAlgorithm, OnlineRlConfig, PromptStyle,
+    ReflectionConfig, SftStageConfig, TrainingConfig, WorldModelConfig,
 };
 use act_examples::experiment::{Benchmark, METHODS, run_experiment, slug};
 use act_examples::seeds::{COMPARISONS, summarize};
@@ -71,12 +71,18 @@ fn toy_config() -> ExperimentConfig {
             max_length: 256,
             checkpoint_every: 2,
             online: Some(OnlineRlConfig {
-                algorithms: vec![OnlineAlgorithm::Gigpo, OnlineAlgorithm::EpisodeGrpo, OnlineAlgorithm::ActGuide],
+                algorithms: vec![
+                    OnlineAlgorithm::Gigpo,
+                    OnlineAlgorithm::EpisodeGrpo,
+                    OnlineAlgorithm::ActGuide,
+                    OnlineAlgorithm::Icrl,
+                ],
                 iterations: 2,
                 tasks_per_iteration: 2,
                 group_size: 2,
                 step_budget: 4,
                 max_completion_tokens: 6,
+                icrl: IcrlConfig { critic_max_tokens: 8, ..IcrlConfig::default() },
                 ..OnlineRlConfig::default()
             }),
             ..TrainingConfig::default()
@@ -170,6 +176,8 @@ fn the_pipeline_runs_resumes_and_repeats() {
         ("act_il_gigpo", "act_il", 2),
         ("il_grpo_online", "il", 2),
         ("act_il_grpo_online", "act_il", 2),
+        ("il_icrl", "il", 2),
+        ("act_il_icrl", "act_il", 2),
     ] {
         let r = record(&run, stage);
         assert_eq!((r.started_from, r.steps), (from(parent), steps), "{stage}");
@@ -184,6 +192,16 @@ fn the_pipeline_runs_resumes_and_repeats() {
         check_learning_curves(&models.join(stage), measured, true);
     }
     check_learning_curves(&models.join("base"), &[0, 1, 2, 3, 4], false);
+    // ICRL's iterations critique the failed episodes (a 4-step budget fails every one) and retry them.
+    let icrl = std::fs::read_to_string(models.join("il_icrl/trainer/metrics.jsonl")).unwrap();
+    for line in icrl.lines() {
+        let m: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(m["critiques"], 4, "{line}");
+        assert_eq!(m["episodes"], 4, "{line}");
+        assert!(m["env_steps"].as_u64().unwrap() > 16, "the retries' steps count: {line}");
+    }
+    let critiques = std::fs::read_to_string(models.join("il_icrl/critiques.jsonl")).unwrap();
+    assert_eq!(critiques.lines().count(), 8, "four critiques in each of two iterations");
 
     // Stage 6: every method on both splits, three episodes each, and critic accuracy per method.
     for method in METHODS {
@@ -266,7 +284,7 @@ fn the_pipeline_runs_resumes_and_repeats() {
     };
     assert_eq!(weights(&twin, "act_il"), weights(&run, "act_il"));
     // On-line RL from the same model with the same seed plays and trains the same episodes.
-    for stage in ["il_gigpo", "act_il_grpo_online"] {
+    for stage in ["il_gigpo", "act_il_grpo_online", "il_icrl"] {
         assert_eq!(weights(&twin, stage), weights(&run, stage), "{stage}");
         let metrics =
             |run: &Path| std::fs::read_to_string(run.join("models").join(stage).join("trainer/metrics.jsonl")).unwrap();

@@ -189,6 +189,10 @@ pub enum OnlineAlgorithm {
     /// from those guided episodes under its unguided prompts.
     #[serde(rename = "actguide")]
     ActGuide,
+    /// ICRL: after a failed first round the same model, as a critic, writes tips and the solver retries the
+    /// task with them; role-wise bucket advantages with a pseudo reward, the reference's filter, and the retries
+    /// learnt under their tip-free prompts with calibration weights (act-grpo's `icrl`).
+    Icrl,
 }
 
 /// What an episode's last step is rewarded with in on-line RL.
@@ -253,6 +257,33 @@ pub struct OnlineRlConfig {
     /// ActGuide-RL's search for hint lengths (used by the `actguide` algorithm only).
     #[serde(skip_serializing_if = "GuidanceConfig::is_default")]
     pub guidance: GuidanceConfig,
+    /// ICRL's critic and filter (used by the `icrl` algorithm only).
+    #[serde(skip_serializing_if = "IcrlConfig::is_default")]
+    pub icrl: IcrlConfig,
+}
+
+/// ICRL's settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IcrlConfig {
+    /// The most tokens of a critique (tips take more than an action).
+    pub critic_max_tokens: usize,
+    /// The smallest mean reward a critic or second-round bucket needs to be trained (the reference's 0.3).
+    pub mask_threshold: f64,
+    /// Ends an episode (both rounds) once the same action was sent this many times in a row (the reference's 3).
+    pub stop_after_repeats: usize,
+}
+
+impl Default for IcrlConfig {
+    fn default() -> Self {
+        IcrlConfig { critic_max_tokens: 48, mask_threshold: act_grpo::icrl::MASK_THRESHOLD, stop_after_repeats: 3 }
+    }
+}
+
+impl IcrlConfig {
+    fn is_default(&self) -> bool {
+        *self == IcrlConfig::default()
+    }
 }
 
 /// How ActGuide-RL searches the hint length of a group without a win.
@@ -318,6 +349,7 @@ impl Default for OnlineRlConfig {
             invalid_penalty: 0.1,
             from_act_il: true,
             guidance: GuidanceConfig::default(),
+            icrl: IcrlConfig::default(),
         }
     }
 }
@@ -332,6 +364,8 @@ impl OnlineRlConfig {
             ("step_budget", self.step_budget),
             ("max_completion_tokens", self.max_completion_tokens),
             ("guidance.probe_rollouts", self.guidance.probe_rollouts),
+            ("icrl.critic_max_tokens", self.icrl.critic_max_tokens),
+            ("icrl.stop_after_repeats", self.icrl.stop_after_repeats),
         ];
         if let Some((name, _)) = positive.iter().find(|(_, v)| *v == 0) {
             return Err(format!("training.online.{name} must be at least 1"));
@@ -347,6 +381,9 @@ impl OnlineRlConfig {
         }
         if self.algorithms.is_empty() {
             return Err("training.online.algorithms names no algorithm".into());
+        }
+        if !self.icrl.mask_threshold.is_finite() {
+            return Err("training.online.icrl.mask_threshold must be finite".into());
         }
         Ok(())
     }

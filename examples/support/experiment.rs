@@ -144,9 +144,9 @@ const fn method(name: &'static str, model: &'static str, reasoning: bool) -> Met
 
 /// The methods, in the paper's order (Early Experience's implicit world modelling and self-reflection when the
 /// config asks for them),
-/// then on-line RL in the environment (verl-agent's GiGPO and episode-level GRPO, and ActGuide-RL's guided GRPO,
-/// when the config asks for them), then the controls.
-pub const METHODS: [Method; 17] = [
+/// then on-line RL in the environment (verl-agent's GiGPO and episode-level GRPO, ActGuide-RL's guided GRPO and
+/// ICRL's solver and critic, when the config asks for them), then the controls.
+pub const METHODS: [Method; 19] = [
     method("prompt", "base", false),
     method("prompt + reasoning", "base", true),
     method("ACT only", "act", true),
@@ -165,6 +165,8 @@ pub const METHODS: [Method; 17] = [
     },
     Method { online: Some(OnlineAlgorithm::ActGuide), ..method("IL -> ActGuide-RL", "il_actguide", false) },
     Method { online: Some(OnlineAlgorithm::ActGuide), ..method("ACT -> IL -> ActGuide-RL", "act_il_actguide", false) },
+    Method { online: Some(OnlineAlgorithm::Icrl), ..method("IL -> ICRL", "il_icrl", false) },
+    Method { online: Some(OnlineAlgorithm::Icrl), ..method("ACT -> IL -> ICRL", "act_il_icrl", false) },
     Method { control: true, ..method("IL (matched steps)", "il_matched", false) },
     Method { control: true, ..method("ACT (re-sampled pairs) -> IL", "act_resampled_il", false) },
 ];

@@ -3,9 +3,9 @@
 //! the same task from the same reset with the tips before every action prompt ([`act_core::Prompter::tips`]). The
 //! critic's reward is act-grpo's [`critic_reward`]: 1 when the retry succeeds, else how much the reward rose.
 //!
-//! [`IcrlPlay::second_round`] plays the critiques and the retries of a first round; act-grpo's `icrl` module has
-//! the advantages, the filter and the calibration weights the update will use. The on-line mode that trains on
-//! them is not built yet.
+//! [`IcrlPlay::second_round`] plays the critiques and the retries of a first round; the on-line stage
+//! ([`crate::online`], algorithm `icrl`) turns them into an update with act-grpo's `icrl` module (advantages, the
+//! filter, calibration weights).
 //!
 //! Ours, where the reference is silent: a critique without a parseable `<critic>` block is rewarded −1 (the worst a
 //! critic can earn otherwise is −1, a retry that lost everything) and its retry is played without tips, so the

@@ -7,8 +7,8 @@
 //! - [`pipeline`]: ACT's data pipeline with scripted policies (expert trajectories, pairs, training sets);
 //! - [`experiment`]: the whole method on one benchmark and seed: tokenizer, π₀, pairs, ACT, IL, RL and the
 //!   evaluation of every method of the paper's table, resumable stage by stage ([`stages`]);
-//! - [`online`]: on-line RL in the environment (episode-level GRPO, GiGPO and ActGuide-RL) as a resumable stage;
-//!   [`guided`]: ActGuide-RL's guided rollouts;
+//! - [`online`]: on-line RL in the environment (episode-level GRPO, GiGPO, ActGuide-RL, ICRL) as a resumable stage;
+//!   [`guided`]: ActGuide-RL's guided rollouts; [`icrl`]: ICRL's critiques and retries;
 //! - [`dart`]: expert-relabelled episodes, with injected mistakes (DART) or π₀'s own (DAgger's mixture), optional
 //!   additions to IL's data; [`early`]: Early Experience's world-model branches and samples (the `IWM -> IL` method);
 //! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact and conversation prompts for tiny

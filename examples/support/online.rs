@@ -1,5 +1,5 @@
-//! On-line RL in the environment: episode-level GRPO and GiGPO as verl-agent trains them, and ActGuide-RL's
-//! guided GRPO ([`crate::guided`]). Each iteration plays groups of episodes with the current policy through
+//! On-line RL in the environment: episode-level GRPO and GiGPO as verl-agent trains them, ActGuide-RL's
+//! guided GRPO ([`crate::guided`]) and ICRL's solver and critic ([`crate::icrl`]). Each iteration plays groups of episodes with the current policy through
 //! act-rollout (token ids and sampled log-probs kept), turns the outcomes into per-step advantages with
 //! act-grpo's `gigpo_advantages`, and makes one update on every turn with `GrpoTrainer::update_episodes` (an
 //! episode's turns packed into one sequence).
@@ -106,6 +106,21 @@ pub struct OnlineIterationMetrics {
     /// ActGuide-RL: seconds of guided play (the expert's plans, the probes and the guided episodes).
     #[serde(default)]
     pub guidance_seconds: f64,
+    /// ICRL: critiques written (one per failed first-round episode).
+    #[serde(default)]
+    pub critiques: usize,
+    /// ICRL: the fraction of critiques with a parseable `<critic>` block.
+    #[serde(default)]
+    pub critique_parse_rate: f64,
+    /// ICRL: the critics' mean reward.
+    #[serde(default)]
+    pub critic_reward: f64,
+    /// ICRL: success of the second round (the retries with tips).
+    #[serde(default)]
+    pub second_round_success: f64,
+    /// ICRL: the fraction of samples (rounds and critiques) the filter kept out of the update.
+    #[serde(default)]
+    pub masked_fraction: f64,
 }
 
 /// An actor that measures the time its inner actor spends deciding (the policy's generation).
@@ -133,7 +148,7 @@ impl<A: Actor> Actor for Timed<A> {
 fn advantage_config(config: &OnlineRlConfig, algorithm: OnlineAlgorithm) -> GigpoConfig {
     let step_weight = match algorithm {
         OnlineAlgorithm::Gigpo => config.step_weight,
-        OnlineAlgorithm::EpisodeGrpo | OnlineAlgorithm::ActGuide => 0.0,
+        OnlineAlgorithm::EpisodeGrpo | OnlineAlgorithm::ActGuide | OnlineAlgorithm::Icrl => 0.0,
     };
     GigpoConfig { gamma: config.gamma, step_weight, invalid_penalty: config.invalid_penalty, ..GigpoConfig::default() }
 }
@@ -177,6 +192,8 @@ struct OnlineTrainer<'a, F: EnvironmentFactory> {
     advantages: GigpoConfig,
     /// Whether hard groups are played again with hints (ActGuide-RL).
     guided: bool,
+    /// Whether failed episodes are critiqued and retried (ICRL).
+    icrl: bool,
     tasks: &'a [TaskRef],
     log: act_grpo::MetricsLog,
     env_steps_total: usize,
@@ -199,7 +216,208 @@ fn episode_bar(iterations: usize, episodes_per_iteration: usize, done: usize) ->
     bar
 }
 
+/// What ICRL's update was made of, for the iteration's metrics.
+#[derive(Debug, Default)]
+struct IcrlStats {
+    critiques: usize,
+    parsed: usize,
+    critic_reward: f64,
+    second_round_success: f64,
+    samples: usize,
+    masked: usize,
+}
+
 impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
+    /// The prompt ids `unguided` (the policy's prompts without hints or tips) gives the state before `step` of
+    /// `episode`.
+    fn unguided_prompt_ids(
+        &self,
+        unguided: &PolicyActor<'_>,
+        episode: &PlayedEpisode,
+        step: usize,
+    ) -> Result<Vec<u32>, BoxError> {
+        let state = episode.trajectory.state_at(step, usize::MAX).ok_or("a turn without its step")?;
+        let prompt = unguided.query(&state).prompt;
+        Ok(self.run.context.tokenizer.encode_prompt(&self.run.context.template, &prompt)?)
+    }
+
+    /// Every turn of `played` with its per-step advantage; a guided turn (sampled after a hint) is learnt under
+    /// its prompt without the hint.
+    fn sequences(
+        &self,
+        played: &[PlayedEpisode],
+        advantages: &[Vec<f64>],
+        guided: &[bool],
+        unguided: &PolicyActor<'_>,
+    ) -> Result<Vec<Vec<PreparedSequence>>, BoxError> {
+        let mut episodes: Vec<Vec<PreparedSequence>> = Vec::with_capacity(played.len());
+        for ((episode, advantages), &guided) in played.iter().zip(advantages).zip(guided) {
+            let mut turns = Vec::with_capacity(episode.turns.len());
+            for (turn, advantage) in episode.turns.iter().zip(advantages) {
+                if !turn.completion.has_tokens() {
+                    continue;
+                }
+                let training_prompt_ids =
+                    if guided { Some(self.unguided_prompt_ids(unguided, episode, turn.step)?) } else { None };
+                turns.push(PreparedSequence {
+                    prompt_ids: turn.completion.prompt_ids.clone(),
+                    completion_ids: turn.completion.token_ids.clone(),
+                    advantage: *advantage,
+                    behaviour_log_probs: Some(turn.completion.log_probs.clone()),
+                    training_prompt_ids,
+                    token_weights: None,
+                });
+            }
+            episodes.push(turns);
+        }
+        Ok(episodes)
+    }
+
+    /// ICRL's update: the first round's episodes, the critiques and the retries, each one sample of a (group,
+    /// round, role) bucket with act-grpo's `icrl_advantages` (rewards: the raw outcome, a win 1 or the score, not
+    /// `win_reward`); buckets the filter masks are left out. A retry's turns are learnt under the prompts without
+    /// the tips: the old log-probs are the current weights' under those prompts (computed here, one pass per
+    /// turn), and each token weighs `clamp(exp(old − sampled), 0, 2)`, the calibration weight.
+    fn icrl_sequences(
+        &self,
+        played: &[PlayedEpisode],
+        second: &crate::icrl::SecondRound,
+        play: &crate::icrl::IcrlPlay<'_, F>,
+        unguided: &PolicyActor<'_>,
+    ) -> Result<(Vec<Vec<PreparedSequence>>, IcrlStats), BoxError> {
+        use act_grpo::icrl::{IcrlRole, IcrlSample, calibration_weights, icrl_advantages, icrl_trained};
+        let outcome = |e: &PlayedEpisode| match play.reward {
+            OnlineReward::Win => f64::from(u8::from(e.won())),
+            OnlineReward::Score => e.score(),
+        };
+        let solver = |e: &PlayedEpisode, round| IcrlSample {
+            group: e.spec.group,
+            round,
+            role: IcrlRole::Solver,
+            reward: outcome(e),
+            success: crate::guided::rewarded(e, play.reward),
+        };
+        let mut samples: Vec<IcrlSample> = played.iter().map(|e| solver(e, 1)).collect();
+        samples.extend(second.critiques.iter().map(|c| IcrlSample {
+            group: played[c.episode].spec.group,
+            round: 1,
+            role: IcrlRole::Critic,
+            reward: c.reward,
+            success: c.success,
+        }));
+        samples.extend(second.retries.iter().map(|e| solver(e, 2)));
+        let advantages = icrl_advantages(&samples);
+        let trained = icrl_trained(&samples, self.config.icrl.mask_threshold);
+        let (n1, nc) = (played.len(), second.critiques.len());
+
+        let one_advantage = |episode: &PlayedEpisode, advantage: f64| -> Vec<PreparedSequence> {
+            episode
+                .turns
+                .iter()
+                .filter(|t| t.completion.has_tokens())
+                .map(|t| PreparedSequence {
+                    prompt_ids: t.completion.prompt_ids.clone(),
+                    completion_ids: t.completion.token_ids.clone(),
+                    advantage,
+                    behaviour_log_probs: Some(t.completion.log_probs.clone()),
+                    training_prompt_ids: None,
+                    token_weights: None,
+                })
+                .collect()
+        };
+        let mut episodes: Vec<Vec<PreparedSequence>> = Vec::new();
+        for (i, episode) in played.iter().enumerate() {
+            if trained[i] {
+                episodes.push(one_advantage(episode, advantages[i]));
+            }
+        }
+        for (k, critique) in second.critiques.iter().enumerate() {
+            let c = &critique.completion;
+            if trained[n1 + k] && c.has_tokens() {
+                episodes.push(vec![PreparedSequence {
+                    prompt_ids: c.prompt_ids.clone(),
+                    completion_ids: c.token_ids.clone(),
+                    advantage: advantages[n1 + k],
+                    behaviour_log_probs: Some(c.log_probs.clone()),
+                    training_prompt_ids: None,
+                    token_weights: None,
+                }]);
+            }
+        }
+        let model = self.trainer.model().valid();
+        let temperature = f64::from(self.config.temperature);
+        for (k, retry) in second.retries.iter().enumerate() {
+            let j = n1 + nc + k;
+            if !trained[j] {
+                continue;
+            }
+            let mut turns = Vec::with_capacity(retry.turns.len());
+            for turn in retry.turns.iter().filter(|t| t.completion.has_tokens()) {
+                let prompt_ids = self.unguided_prompt_ids(unguided, retry, turn.step)?;
+                let completion_ids = turn.completion.token_ids.clone();
+                let sequence: Vec<u32> = prompt_ids.iter().chain(&completion_ids).copied().collect();
+                let batch =
+                    act_model::TokenBatch::new(sequence.clone(), vec![true; sequence.len()], 1, sequence.len())?;
+                let old: Vec<f32> =
+                    act_grpo::token_log_probs(&model, &batch, prompt_ids.len() - 1, 128, temperature, false)?
+                        .log_probs
+                        .into_data()
+                        .convert::<f32>()
+                        .try_to_vec::<f32>()
+                        .map_err(|e| format!("log-probs: {e:?}"))?;
+                let token_weights = Some(calibration_weights(&old, &turn.completion.log_probs));
+                turns.push(PreparedSequence {
+                    prompt_ids,
+                    completion_ids,
+                    advantage: advantages[j],
+                    behaviour_log_probs: Some(old),
+                    training_prompt_ids: None,
+                    token_weights,
+                });
+            }
+            episodes.push(turns);
+        }
+        episodes.retain(|e| !e.is_empty());
+        let retries = second.retries.len().max(1) as f64;
+        let stats = IcrlStats {
+            critiques: nc,
+            parsed: second.critiques.iter().filter(|c| c.tips.is_some()).count(),
+            critic_reward: second.critiques.iter().map(|c| c.reward).sum::<f64>() / nc.max(1) as f64,
+            second_round_success: second.retries.iter().filter(|e| crate::guided::rewarded(e, play.reward)).count()
+                as f64
+                / retries,
+            samples: samples.len(),
+            masked: trained.iter().filter(|&&t| !t).count(),
+        };
+        Ok((episodes, stats))
+    }
+
+    /// Appends the iteration's critiques to the stage's `critiques.jsonl`: the task, what the critic wrote, the
+    /// tips parsed from it, its reward and whether the retry won (what the critic learnt, read at the start and end
+    /// of training). An iteration played again after a resume appends its lines again.
+    fn log_critiques(
+        &self,
+        iteration: usize,
+        played: &[PlayedEpisode],
+        second: &crate::icrl::SecondRound,
+    ) -> Result<(), BoxError> {
+        use std::io::Write;
+        let path = self.run.dir.join("critiques.jsonl");
+        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+        for critique in &second.critiques {
+            let line = serde_json::json!({
+                "iteration": iteration,
+                "task": played[critique.episode].trajectory.task,
+                "completion": critique.completion.text,
+                "tips": critique.tips,
+                "reward": critique.reward,
+                "retry_won": critique.success,
+            });
+            writeln!(file, "{line}").map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+
     /// Plays, scores and trains one iteration.
     fn iterate(&mut self) -> Result<OnlineIterationMetrics, BoxError> {
         let c = self.config;
@@ -240,12 +458,13 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             ));
         };
         let started = Instant::now();
-        let played = Rollout::new(self.factory, &actor)
-            .with_config(
-                RolloutConfig::default().with_batch_size(width).with_step_budget(c.step_budget).with_seed(seed),
-            )
-            .on_episode(&on_episode)
-            .play(&specs)?;
+        let mut rollout_config =
+            RolloutConfig::default().with_batch_size(width).with_step_budget(c.step_budget).with_seed(seed);
+        if self.icrl {
+            rollout_config = rollout_config.with_stop_after_repeats(c.icrl.stop_after_repeats);
+        }
+        let played =
+            Rollout::new(self.factory, &actor).with_config(rollout_config).on_episode(&on_episode).play(&specs)?;
         let rollout_seconds = started.elapsed().as_secs_f64();
         let generation_seconds = actor.seconds.into_inner().map_err(|_| "a generation call panicked")?;
         // The policy's own play, before guidance replaces the hard groups' episodes.
@@ -263,7 +482,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
                 factory: self.factory,
                 policy: &policy,
                 prompter: &self.prompter,
-                sampling,
+                sampling: sampling.clone(),
                 step_budget: c.step_budget,
                 reward: c.reward,
                 guidance: &c.guidance,
@@ -275,6 +494,21 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             (played, vec![false; n], crate::guided::GuidanceStats::default())
         };
         let guidance_seconds = started.elapsed().as_secs_f64();
+        let icrl_play = crate::icrl::IcrlPlay {
+            factory: self.factory,
+            policy: &policy,
+            prompter: &self.prompter,
+            sampling: sampling.clone(),
+            critic_sampling: sampling.clone().with_max_new_tokens(c.icrl.critic_max_tokens).with_stop("</critic>"),
+            step_budget: c.step_budget,
+            stop_after_repeats: Some(c.icrl.stop_after_repeats),
+            reward: c.reward,
+            seed,
+        };
+        let second = if self.icrl { Some(icrl_play.second_round(&played)?) } else { None };
+        if let Some(second) = &second {
+            self.log_critiques(iteration + 1, &played, second)?;
+        }
         let unguided = PolicyActor::new(&policy, self.prompter.clone());
         let guided_episodes = guided.iter().filter(|&&g| g).count();
         let guided_success =
@@ -282,36 +516,14 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
 
         let started = Instant::now();
         let advantages = gigpo_advantages(&episode_records(&played, c.win_reward, c.reward), &self.advantages)?;
-        let mut episodes: Vec<Vec<PreparedSequence>> = Vec::with_capacity(played.len());
-        for ((episode, advantages), &guided) in played.iter().zip(&advantages.advantages).zip(&guided) {
-            let mut turns = Vec::with_capacity(episode.turns.len());
-            for (turn, advantage) in episode.turns.iter().zip(advantages) {
-                if !turn.completion.has_tokens() {
-                    continue;
-                }
-                // A guided turn was sampled after the hint and is learnt without it.
-                let training_prompt_ids = if guided {
-                    let state = episode.trajectory.state_at(turn.step, usize::MAX).ok_or("a turn without its step")?;
-                    let prompt = unguided.query(&state).prompt;
-                    Some(self.run.context.tokenizer.encode_prompt(&self.run.context.template, &prompt)?)
-                } else {
-                    None
-                };
-                turns.push(PreparedSequence {
-                    prompt_ids: turn.completion.prompt_ids.clone(),
-                    completion_ids: turn.completion.token_ids.clone(),
-                    advantage: *advantage,
-                    behaviour_log_probs: Some(turn.completion.log_probs.clone()),
-                    training_prompt_ids,
-                    token_weights: None,
-                });
-            }
-            episodes.push(turns);
-        }
+        let (episodes, icrl_stats) = match &second {
+            Some(second) => self.icrl_sequences(&played, second, &icrl_play, &unguided)?,
+            None => (self.sequences(&played, &advantages.advantages, &guided, &unguided)?, IcrlStats::default()),
+        };
         let update = self.trainer.update_episodes(&episodes)?;
         let update_seconds = started.elapsed().as_secs_f64();
 
-        let iteration_env_steps = env_steps + guidance.env_steps;
+        let iteration_env_steps = env_steps + guidance.env_steps + second.as_ref().map_or(0, |s| s.env_steps());
         self.env_steps_total += iteration_env_steps;
         let stats = advantages.stats;
         let mean = |values: &[usize]| values.iter().sum::<usize>() as f64 / values.len().max(1) as f64;
@@ -343,6 +555,11 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             probe_episodes: guidance.probe_episodes,
             guided_success,
             guidance_seconds: if self.guided { guidance_seconds } else { 0.0 },
+            critiques: icrl_stats.critiques,
+            critique_parse_rate: icrl_stats.parsed as f64 / icrl_stats.critiques.max(1) as f64,
+            critic_reward: icrl_stats.critic_reward,
+            second_round_success: icrl_stats.second_round_success,
+            masked_fraction: icrl_stats.masked as f64 / icrl_stats.samples.max(1) as f64,
         };
         self.log.write(&metrics)?;
         self.last_success = Some(metrics.success);
@@ -373,6 +590,17 @@ impl<F: EnvironmentFactory> StageTrainer for OnlineTrainer<'_, F> {
                 m.environment_seconds,
                 m.update_seconds
             ));
+            if m.critiques > 0 {
+                self.progress.suspend(|| println!(
+                    "                   ICRL: {} critiques ({:.0}% parsed, mean reward {:.2}), second round {:.1}% won, \
+                     {:.0}% of samples masked",
+                    m.critiques,
+                    100.0 * m.critique_parse_rate,
+                    m.critic_reward,
+                    100.0 * m.second_round_success,
+                    100.0 * m.masked_fraction
+                ));
+            }
             if m.guidance_seconds > 0.0 {
                 self.progress.suspend(|| println!(
                     "                   guidance: {:.0}% of groups hard, {:.0}% rescued; hints of {:.1} of {:.1} expert \
@@ -480,6 +708,7 @@ impl StageRun<'_> {
             config,
             advantages: advantage_config(config, algorithm),
             guided: algorithm == OnlineAlgorithm::ActGuide,
+            icrl: algorithm == OnlineAlgorithm::Icrl,
             tasks,
             log: act_grpo::MetricsLog::append(&metrics_path)?,
             env_steps_total: done.last().map_or(0, |m| m.env_steps_total),

@@ -73,7 +73,7 @@ impl Metric {
 /// The paired comparisons a summary reports where both methods were evaluated: the paper's question (ACT → IL
 /// against IL), the same after RL, then the controls that say whether a gain is ACT's: IL trained as long as ACT
 /// and IL together, and ACT on pairs re-sampled for every pass instead of fixed ones.
-pub const COMPARISONS: [(&str, &str); 16] = [
+pub const COMPARISONS: [(&str, &str); 18] = [
     ("ACT -> IL", "IL"),
     ("ACT -> IL -> RL", "IL -> RL"),
     ("IWM -> IL", "IL"),
@@ -90,6 +90,8 @@ pub const COMPARISONS: [(&str, &str); 16] = [
     ("IL -> ActGuide-RL", "IL"),
     ("IL -> ActGuide-RL", "IL -> GRPO (on-line)"),
     ("IL -> ActGuide-RL", "IL -> GiGPO"),
+    ("IL -> ICRL", "IL"),
+    ("IL -> ICRL", "IL -> GRPO (on-line)"),
 ];
 
 /// The Markdown summary of `results` (one per seed, same benchmark and splits) with the paired comparisons of
