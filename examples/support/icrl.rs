@@ -81,8 +81,9 @@ pub struct IcrlPlay<'a, F: EnvironmentFactory> {
 }
 
 impl<F: EnvironmentFactory> IcrlPlay<'_, F> {
-    /// The episode's reward as the critic's reward compares it: the final score, or 0/1 for a win.
-    fn outcome(&self, episode: &PlayedEpisode) -> f64 {
+    /// The episode's reward as ICRL compares it (the critic's reward, the buckets' advantages): the final score,
+    /// or 0/1 for a win.
+    pub fn outcome(&self, episode: &PlayedEpisode) -> f64 {
         match self.reward {
             OnlineReward::Win => f64::from(u8::from(episode.won())),
             OnlineReward::Score => episode.score(),

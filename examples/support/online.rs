@@ -216,6 +216,18 @@ fn episode_bar(iterations: usize, episodes_per_iteration: usize, done: usize) ->
     bar
 }
 
+/// A sampled completion as a turn of an update, trained under the prompt it was sampled after.
+fn prepared(completion: &act_core::Completion, advantage: f64) -> PreparedSequence {
+    PreparedSequence {
+        prompt_ids: completion.prompt_ids.clone(),
+        completion_ids: completion.token_ids.clone(),
+        advantage,
+        behaviour_log_probs: Some(completion.log_probs.clone()),
+        training_prompt_ids: None,
+        token_weights: None,
+    }
+}
+
 /// What ICRL's update was made of, for the iteration's metrics.
 #[derive(Debug, Default)]
 struct IcrlStats {
@@ -259,14 +271,7 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
                 }
                 let training_prompt_ids =
                     if guided { Some(self.unguided_prompt_ids(unguided, episode, turn.step)?) } else { None };
-                turns.push(PreparedSequence {
-                    prompt_ids: turn.completion.prompt_ids.clone(),
-                    completion_ids: turn.completion.token_ids.clone(),
-                    advantage: *advantage,
-                    behaviour_log_probs: Some(turn.completion.log_probs.clone()),
-                    training_prompt_ids,
-                    token_weights: None,
-                });
+                turns.push(PreparedSequence { training_prompt_ids, ..prepared(&turn.completion, *advantage) });
             }
             episodes.push(turns);
         }
@@ -286,15 +291,11 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
         unguided: &PolicyActor<'_>,
     ) -> Result<(Vec<Vec<PreparedSequence>>, IcrlStats), BoxError> {
         use act_grpo::icrl::{IcrlRole, IcrlSample, calibration_weights, icrl_advantages, icrl_trained};
-        let outcome = |e: &PlayedEpisode| match play.reward {
-            OnlineReward::Win => f64::from(u8::from(e.won())),
-            OnlineReward::Score => e.score(),
-        };
         let solver = |e: &PlayedEpisode, round| IcrlSample {
             group: e.spec.group,
             round,
             role: IcrlRole::Solver,
-            reward: outcome(e),
+            reward: play.outcome(e),
             success: crate::guided::rewarded(e, play.reward),
         };
         let mut samples: Vec<IcrlSample> = played.iter().map(|e| solver(e, 1)).collect();
@@ -310,38 +311,16 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
         let trained = icrl_trained(&samples, self.config.icrl.mask_threshold);
         let (n1, nc) = (played.len(), second.critiques.len());
 
-        let one_advantage = |episode: &PlayedEpisode, advantage: f64| -> Vec<PreparedSequence> {
-            episode
-                .turns
-                .iter()
-                .filter(|t| t.completion.has_tokens())
-                .map(|t| PreparedSequence {
-                    prompt_ids: t.completion.prompt_ids.clone(),
-                    completion_ids: t.completion.token_ids.clone(),
-                    advantage,
-                    behaviour_log_probs: Some(t.completion.log_probs.clone()),
-                    training_prompt_ids: None,
-                    token_weights: None,
-                })
-                .collect()
-        };
         let mut episodes: Vec<Vec<PreparedSequence>> = Vec::new();
         for (i, episode) in played.iter().enumerate() {
             if trained[i] {
-                episodes.push(one_advantage(episode, advantages[i]));
+                let turns = episode.turns.iter().filter(|t| t.completion.has_tokens());
+                episodes.push(turns.map(|t| prepared(&t.completion, advantages[i])).collect());
             }
         }
         for (k, critique) in second.critiques.iter().enumerate() {
-            let c = &critique.completion;
-            if trained[n1 + k] && c.has_tokens() {
-                episodes.push(vec![PreparedSequence {
-                    prompt_ids: c.prompt_ids.clone(),
-                    completion_ids: c.token_ids.clone(),
-                    advantage: advantages[n1 + k],
-                    behaviour_log_probs: Some(c.log_probs.clone()),
-                    training_prompt_ids: None,
-                    token_weights: None,
-                }]);
+            if trained[n1 + k] && critique.completion.has_tokens() {
+                episodes.push(vec![prepared(&critique.completion, advantages[n1 + k])]);
             }
         }
         let model = self.trainer.model().valid();
@@ -499,7 +478,11 @@ impl<F: EnvironmentFactory> OnlineTrainer<'_, F> {
             policy: &policy,
             prompter: &self.prompter,
             sampling: sampling.clone(),
-            critic_sampling: sampling.clone().with_max_new_tokens(c.icrl.critic_max_tokens).with_stop("</critic>"),
+            // The action's stop string is not the critic's.
+            critic_sampling: SamplingParams::default()
+                .with_temperature(c.temperature)
+                .with_max_new_tokens(c.icrl.critic_max_tokens)
+                .with_stop("</critic>"),
             step_budget: c.step_budget,
             stop_after_repeats: Some(c.icrl.stop_after_repeats),
             reward: c.reward,
