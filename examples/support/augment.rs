@@ -1,9 +1,10 @@
 //! Training episodes with their objects' instance numbers renamed (ALFWorld), for the base stage and IL: see
 //! [`act_alfworld::augment`] for why. Each episode is replaced by `copies` renamed copies, each with its own
-//! random renaming (of receptacle numbers too when `receptacles` is set); the environment is never touched, only
-//! the text the model trains on.
+//! random renaming (of receptacle numbers too when `receptacles` is set; every copy after the first also swaps the
+//! task's object class with another when `classes` is set, [`act_alfworld::ClassSwap`]); the environment is never
+//! touched, only the text the model trains on.
 
-use act_alfworld::InstanceRenaming;
+use act_alfworld::{ClassSwap, InstanceRenaming};
 use act_core::{Trajectory, derive_seed};
 
 use crate::dart::Relabelled;
@@ -15,9 +16,25 @@ fn texts(trajectory: &Trajectory) -> impl Iterator<Item = &str> {
     }))
 }
 
-/// `copies` copies of each item, copy `c` of item `i` made by `rename(item, derive_seed(seed, i * copies + c))`;
+/// How the renamed copies rename.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Renaming {
+    /// Copies per episode (0: the episodes as they are).
+    pub copies: usize,
+    /// Whether receptacle numbers are renamed too.
+    pub receptacles: bool,
+    /// Whether every copy after the first also swaps the task's object class with another.
+    pub classes: bool,
+}
+
+/// The class swap of copy `copy` of an episode with task `task`: none for the first copy or without `classes`.
+fn class_swap(task: &str, copy: usize, classes: bool, seed: u64) -> Option<ClassSwap> {
+    (classes && copy > 0).then(|| ClassSwap::random(task, derive_seed(seed, u64::MAX))).flatten()
+}
+
+/// `copies` copies of each item, copy `c` of item `i` made by `rename(item, c, derive_seed(seed, i * copies + c))`;
 /// the items as they are when `copies` is 0.
-fn copies_of<T: Clone>(items: &[T], copies: usize, seed: u64, rename: impl Fn(&T, u64) -> T) -> Vec<T> {
+fn copies_of<T: Clone>(items: &[T], copies: usize, seed: u64, rename: impl Fn(&T, usize, u64) -> T) -> Vec<T> {
     if copies == 0 {
         return items.to_vec();
     }
@@ -25,12 +42,12 @@ fn copies_of<T: Clone>(items: &[T], copies: usize, seed: u64, rename: impl Fn(&T
     items
         .iter()
         .enumerate()
-        .flat_map(|(i, item)| (0..copies).map(move |c| rename(item, derive_seed(seed, (i * copies + c) as u64))))
+        .flat_map(|(i, item)| (0..copies).map(move |c| rename(item, c, derive_seed(seed, (i * copies + c) as u64))))
         .collect()
 }
 
-/// A random renaming of `texts`' objects, and of their receptacles when `receptacles` is set.
-fn renaming<'a>(texts: impl IntoIterator<Item = &'a str>, seed: u64, receptacles: bool) -> InstanceRenaming {
+/// A random renaming of `texts`' objects' numbers, and of their receptacles' when `receptacles` is set.
+fn numbers<'a>(texts: impl IntoIterator<Item = &'a str>, seed: u64, receptacles: bool) -> InstanceRenaming {
     if receptacles {
         InstanceRenaming::random_with_receptacles(texts, seed)
     } else {
@@ -38,25 +55,30 @@ fn renaming<'a>(texts: impl IntoIterator<Item = &'a str>, seed: u64, receptacles
     }
 }
 
-/// `copies` renamed copies of each trajectory (episode `i`'s copy `c` renamed with `derive_seed(seed, i * copies
-/// + c)`), or the trajectories as they are when `copies` is 0; `receptacles` renumbers receptacles too.
-pub fn renamed_trajectories(
-    trajectories: &[Trajectory],
-    copies: usize,
-    receptacles: bool,
-    seed: u64,
-) -> Vec<Trajectory> {
-    copies_of(trajectories, copies, seed, |t, seed| renaming(texts(t), seed, receptacles).apply_to_trajectory(t))
+/// `renaming.copies` renamed copies of each trajectory (episode `i`'s copy `c` renamed with `derive_seed(seed, i *
+/// copies + c)`), or the trajectories as they are when `copies` is 0.
+pub fn renamed_trajectories(trajectories: &[Trajectory], renaming: Renaming, seed: u64) -> Vec<Trajectory> {
+    copies_of(trajectories, renaming.copies, seed, |t, copy, seed| {
+        let swapped = class_swap(&t.task, copy, renaming.classes, seed).map(|s| s.apply_to_trajectory(t));
+        let t = swapped.as_ref().unwrap_or(t);
+        numbers(texts(t), seed, renaming.receptacles).apply_to_trajectory(t)
+    })
 }
 
 /// As [`renamed_trajectories`] for relabelled episodes: each copy's labels get its trajectory's renaming.
-pub fn renamed_relabelled(relabelled: &[Relabelled], copies: usize, receptacles: bool, seed: u64) -> Vec<Relabelled> {
-    copies_of(relabelled, copies, seed, |r, seed| {
+pub fn renamed_relabelled(relabelled: &[Relabelled], renaming: Renaming, seed: u64) -> Vec<Relabelled> {
+    copies_of(relabelled, renaming.copies, seed, |r, copy, seed| {
+        let swap = class_swap(&r.trajectory.task, copy, renaming.classes, seed);
+        let swapped = swap.map(|s| Relabelled {
+            trajectory: s.apply_to_trajectory(&r.trajectory),
+            labels: r.labels.iter().map(|a| s.apply_to_action(a)).collect(),
+        });
+        let r = swapped.as_ref().unwrap_or(r);
         let all = texts(&r.trajectory).chain(r.labels.iter().map(|a| a.as_str()));
-        let renaming = renaming(all, seed, receptacles);
+        let numbers = numbers(all, seed, renaming.receptacles);
         Relabelled {
-            trajectory: renaming.apply_to_trajectory(&r.trajectory),
-            labels: r.labels.iter().map(|a| renaming.apply_to_action(a)).collect(),
+            trajectory: numbers.apply_to_trajectory(&r.trajectory),
+            labels: r.labels.iter().map(|a| numbers.apply_to_action(a)).collect(),
         }
     })
 }
@@ -72,14 +94,16 @@ mod tests {
         let factory = AlfworldFactory::new(AlfworldConfig::default().with_train_size(12));
         let relabelled = crate::dart::relabelled_episodes(&factory, Split::Train, 12, 0.3, 4).unwrap();
         for receptacles in [false, true] {
-            check_renamed(&relabelled, receptacles);
+            for classes in [false, true] {
+                check_renamed(&relabelled, Renaming { copies: 2, receptacles, classes });
+            }
         }
     }
 
-    fn check_renamed(relabelled: &[Relabelled], receptacles: bool) {
-        let renamed = renamed_relabelled(relabelled, 2, receptacles, 9);
+    fn check_renamed(relabelled: &[Relabelled], renaming: Renaming) {
+        let renamed = renamed_relabelled(relabelled, renaming, 9);
         assert_eq!(renamed.len(), 24);
-        assert_eq!(renamed_relabelled(relabelled, 2, receptacles, 9), renamed, "seeded");
+        assert_eq!(renamed_relabelled(relabelled, renaming, 9), renamed, "seeded");
         let mut changed = 0;
         for (i, r) in renamed.iter().enumerate() {
             let original = &relabelled[i / 2];
@@ -93,9 +117,19 @@ mod tests {
                 (r.trajectory.steps.len(), r.trajectory.outcome),
                 (original.trajectory.steps.len(), original.trajectory.outcome)
             );
+            // The first copy keeps the task; a later one names another object class when classes are swapped.
+            let swapped = r.trajectory.task != original.trajectory.task;
+            let swappable = ClassSwap::random(&original.trajectory.task, 0);
+            assert_eq!(swapped, renaming.classes && i % 2 == 1 && swappable.is_some(), "{}", r.trajectory.task);
+            if let (true, Some(swap)) = (swapped, swappable) {
+                let words = |t: &str| t.split([' ', '.']).map(str::to_owned).collect::<Vec<_>>();
+                assert!(!words(&r.trajectory.task).contains(&swap.classes().0.name().to_owned()));
+                let takes = |t: &Trajectory| t.steps.iter().filter(|s| s.action.as_str().starts_with("take")).count();
+                assert_eq!(takes(&r.trajectory), takes(&original.trajectory));
+            }
         }
         assert!(changed > 0, "some episode has an object with two instances");
         let first = [relabelled[0].trajectory.clone()];
-        assert_eq!(renamed_trajectories(&first, 0, receptacles, 1), first);
+        assert_eq!(renamed_trajectories(&first, Renaming::default(), 1), first);
     }
 }

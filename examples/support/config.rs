@@ -671,6 +671,13 @@ pub struct ExperimentConfig {
     /// false (the default) keeps receptacle numbers. Needs `renamed_copies` > 0.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub renamed_receptacles: bool,
+    /// Whether every renamed copy after the first also swaps the task's object class with another class the task
+    /// could name ([`act_alfworld::ClassSwap`]: `put a hot apple ...` becomes `put a hot egg ...`, and every apple
+    /// and egg of the episode trade names), so that when the object is in view can only be learnt by matching the
+    /// task's word against the observation's, not from where that class usually is; false (the default) keeps the
+    /// classes. Needs `renamed_copies` > 1.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub renamed_classes: bool,
     /// Whether ALFWorld's observations end with a memory line of the receptacles not visited yet
     /// ([`act_alfworld::AlfworldConfig::memory_line`]), in training data and evaluation alike; false (the default)
     /// keeps upstream's text. Native ALFWorld only.
@@ -710,6 +717,7 @@ impl Default for ExperimentConfig {
             il_noise_mistake_labels: true,
             il_dagger: None,
             renamed_copies: 0,
+            renamed_classes: false,
             renamed_receptacles: false,
             memory_line: false,
             heldout_points: 4,
@@ -726,6 +734,15 @@ impl ExperimentConfig {
         match self.training.base_data {
             BaseData::Random => self.train_games,
             BaseData::Expert | BaseData::ExpertEpisodes => self.train_games + self.training.base_episodes,
+        }
+    }
+
+    /// How the renamed copies of the training episodes are made.
+    pub fn renaming(&self) -> crate::augment::Renaming {
+        crate::augment::Renaming {
+            copies: self.renamed_copies,
+            receptacles: self.renamed_receptacles,
+            classes: self.renamed_classes,
         }
     }
 
@@ -818,6 +835,11 @@ impl ExperimentConfig {
         if self.renamed_receptacles && self.renamed_copies == 0 {
             return Err("renamed_receptacles renames the renamed copies: set renamed_copies > 0 as well".into());
         }
+        if self.renamed_classes && self.renamed_copies < 2 {
+            return Err(
+                "renamed_classes swaps classes in the renamed copies after the first: set renamed_copies > 1".into()
+            );
+        }
         if self.heldout_points > 0 && self.heldout_items == 0 {
             return Err("heldout_items must be positive when heldout_points is".into());
         }
@@ -897,9 +919,16 @@ mod tests {
         let receptacles_alone = ExperimentConfig { renamed_receptacles: true, ..ExperimentConfig::default() };
         assert!(receptacles_alone.validate().unwrap_err().contains("renamed_copies"));
         ExperimentConfig { renamed_copies: 2, ..receptacles_alone }.validate().unwrap();
+        // Classes are swapped in the copies after the first.
+        let classes_one_copy =
+            ExperimentConfig { renamed_classes: true, renamed_copies: 1, ..ExperimentConfig::default() };
+        assert!(classes_one_copy.validate().unwrap_err().contains("renamed_copies > 1"));
+        ExperimentConfig { renamed_copies: 3, ..classes_one_copy }.validate().unwrap();
         // New settings left at their defaults do not appear in a saved config, so earlier run directories resume.
         let saved = serde_json::to_string(&ExperimentConfig::default()).unwrap();
-        for field in ["renamed_receptacles", "base_comparisons", "il_dagger", "memory_line", "iwm", "\"sr\""] {
+        for field in
+            ["renamed_receptacles", "renamed_classes", "base_comparisons", "il_dagger", "memory_line", "iwm", "\"sr\""]
+        {
             assert!(!saved.contains(field), "{field} in {saved}");
         }
         assert!(!serde_json::to_string(&GrpoStageConfig::default()).unwrap().contains("schedule"));

@@ -290,12 +290,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let states: usize = train.iter().map(|t| t.steps.len()).sum();
     s.done(&format!("{won}/{} won, {states} states; {} held-out trajectories", train.len(), held_out.len()));
 
-    let renamed_train = crate::augment::renamed_trajectories(
-        &train,
-        config.renamed_copies,
-        config.renamed_receptacles,
-        derive_seed(seed, 27),
-    );
+    let renamed_train = crate::augment::renamed_trajectories(&train, config.renaming(), derive_seed(seed, 27));
     let mut il: Vec<SftSample> = renamed_train
         .iter()
         .flat_map(|t| t.states(prompts.history_len))
@@ -311,12 +306,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 derive_seed(seed, 13),
             )
         })?;
-        let relabelled = crate::augment::renamed_relabelled(
-            &relabelled,
-            config.renamed_copies,
-            config.renamed_receptacles,
-            derive_seed(seed, 28),
-        );
+        let relabelled = crate::augment::renamed_relabelled(&relabelled, config.renaming(), derive_seed(seed, 28));
         il.extend(crate::dart::relabelled_samples(
             &relabelled,
             &prompts.plain,
@@ -368,12 +358,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
                 }
             };
             let formats_per_state = t.base_data != BaseData::ExpertEpisodes;
-            let episodes = crate::augment::renamed_trajectories(
-                &episodes,
-                config.renamed_copies,
-                config.renamed_receptacles,
-                derive_seed(seed, 29),
-            );
+            let episodes = crate::augment::renamed_trajectories(&episodes, config.renaming(), derive_seed(seed, 29));
             base_samples(
                 &episodes,
                 &prompts.plain,
@@ -509,8 +494,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
             .filter(|(step, label)| step.action != **label)
             .count();
         let won = relabelled.iter().filter(|r| r.trajectory.outcome.won).count();
-        let renamed =
-            crate::augment::renamed_relabelled(&relabelled, config.renamed_copies, config.renamed_receptacles, seeds.1);
+        let renamed = crate::augment::renamed_relabelled(&relabelled, config.renaming(), seeds.1);
         let samples =
             crate::dart::relabelled_samples(&renamed, &prompts.plain, prompts.history_len, dagger.mistake_labels);
         println!(
@@ -801,6 +785,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let table = act_eval::render_table(&episodes)?;
     let score_table = act_eval::render_score_table(&episodes)?;
     let next_action_table = act_eval::render_table(&next_action)?;
+    let verb_tables = verb_tables(&next_action, next_action_items.iter().map(|(split, _)| *split), &bench.name);
     let critic_table = act_eval::render_table(&critic)?;
     act_eval::plot_success_by_method(
         &episodes,
@@ -818,13 +803,38 @@ pub fn run_experiment<F: EnvironmentFactory>(
          Mean final score of the same episodes, in the environment's units (ScienceWorld 0-100, WebShop reward \
          0-1, ALFWorld 0/1), 95% bootstrap interval.\n\n{score_table}\n\n\
          Next-action accuracy on held-out expert states (the expert's action, exactly), in %.\n\n\
-         {next_action_table}\n\n\
+         {next_action_table}\n\n{verb_tables}\
          Critic accuracy on held-out pairs (expert action against a π₀ sample), in %.\n\n{critic_table}\n\n{}\n",
         bench.name,
         stage_table(&models)?
     );
     act_core::atomic_write(dir.join("results.md"), markdown.as_bytes())?;
     Ok(ExperimentResult { dir: dir.to_owned(), episodes, next_action, critic, markdown })
+}
+
+/// Next-action accuracy by the expert's verb, one Markdown table per split of `splits` (followed by a blank
+/// line); nothing for a split whose reports predate the recorded expert actions.
+fn verb_tables(records: &[EvalRecord], splits: impl Iterator<Item = Split>, bench: &str) -> String {
+    let mut out = String::new();
+    for split in splits {
+        let benchmark = format!("{bench} {}", next_action_benchmark(split));
+        let reports: Vec<&NextActionReport> = records
+            .iter()
+            .filter(|r| r.benchmark == benchmark)
+            .filter_map(|r| match &r.evaluation {
+                Evaluation::NextAction(e) => Some(e),
+                _ => None,
+            })
+            .collect();
+        if reports.iter().all(|r| r.results.iter().all(|x| x.expert_action.is_empty())) {
+            continue;
+        }
+        out.push_str(&format!(
+            "Next-action accuracy by the expert's verb on the {split} states (item counts in brackets), in %.\n\n{}\n",
+            act_eval::render_verb_table(&reports)
+        ));
+    }
+    out
 }
 
 /// Every expert (state, action) of `trajectories`, as next-action items.

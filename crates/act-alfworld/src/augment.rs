@@ -17,7 +17,7 @@
 use std::collections::BTreeMap;
 
 use act_core::{Action, Observation, Trajectory, rng_from_seed};
-use rand::seq::SliceRandom;
+use rand::seq::{IndexedRandom, SliceRandom};
 
 use crate::vocab::{ObjectClass, ReceptacleClass};
 
@@ -132,6 +132,91 @@ impl InstanceRenaming {
     }
 
     /// `action` renamed.
+    pub fn apply_to_action(&self, action: &Action) -> Action {
+        Action::new(self.apply(action.as_str()))
+    }
+}
+
+/// A swap of two object classes' names in an episode's text: the task's object class (the one it moves or
+/// examines) and another class the same task could name.
+///
+/// Whether the task's object is in view is the decision behind `take`: the expert takes it in every state whose
+/// observation shows it while its hands are empty. In the expert's data the object's class also predicts where it
+/// is found (apples in the fridge), so a small model can decide from the receptacle and the step instead of matching
+/// the task's word against the observation's. The same episode with the class renamed throughout (task,
+/// observations, actions) is just as consistent and only the match predicts the `take`, as renamed instance numbers
+/// ([`InstanceRenaming`]) make the number learnable only by reading it. The other class keeps what the task needs:
+/// it can be heated, cooled or cleaned when the task says so, and the task's receptacle can hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClassSwap {
+    object: ObjectClass,
+    other: ObjectClass,
+}
+
+impl ClassSwap {
+    /// A random partner for the object class of `task` (an ALFWorld task line, such as "put a hot apple in
+    /// countertop."), drawn from `seed`; `None` when the task names no object class or no other class fits it.
+    pub fn random(task: &str, seed: u64) -> Option<ClassSwap> {
+        let words: Vec<&str> = task.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+        let named: Vec<ObjectClass> = words.iter().filter_map(|w| ObjectClass::from_name(w)).collect();
+        let object = *named.first()?;
+        let receptacle = words.iter().rev().find_map(|w| ReceptacleClass::from_name(w));
+        let has = |word: &str| words.contains(&word);
+        let fits = |c: ObjectClass| {
+            c.pickupable()
+                && !named.contains(&c)
+                && (!(has("hot") || has("heat")) || c.heatable())
+                && (!has("cool") || c.coolable())
+                && (!has("clean") || c.cleanable())
+                && receptacle.is_none_or(|r| r.can_contain(c))
+        };
+        let candidates: Vec<ObjectClass> = ObjectClass::ALL.iter().copied().filter(|&c| fits(c)).collect();
+        let other = *candidates.choose(&mut rng_from_seed(seed))?;
+        Some(ClassSwap { object, other })
+    }
+
+    /// The task's object class and the class it is swapped with.
+    pub fn classes(&self) -> (ObjectClass, ObjectClass) {
+        (self.object, self.other)
+    }
+
+    /// `text` with every whole-word mention of either class replaced by the other.
+    pub fn apply(&self, text: &str) -> String {
+        let (a, b) = (self.object.name(), self.other.name());
+        let mut out = String::with_capacity(text.len() + 8);
+        let mut rest = text;
+        while let Some(start) = rest.find(|c: char| c.is_ascii_alphanumeric()) {
+            out.push_str(&rest[..start]);
+            let word_len = rest[start..].find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(rest.len() - start);
+            let word = &rest[start..start + word_len];
+            out.push_str(if word == a {
+                b
+            } else if word == b {
+                a
+            } else {
+                word
+            });
+            rest = &rest[start + word_len..];
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// `trajectory` with every text swapped (task, observations, admissible actions, actions).
+    pub fn apply_to_trajectory(&self, trajectory: &Trajectory) -> Trajectory {
+        let mut swapped = trajectory.clone();
+        swapped.task = self.apply(&trajectory.task);
+        for step in &mut swapped.steps {
+            step.observation = Observation::new(self.apply(step.observation.as_str()));
+            step.action = self.apply_to_action(&step.action);
+            for action in &mut step.admissible_actions {
+                *action = self.apply_to_action(action);
+            }
+        }
+        swapped
+    }
+
+    /// `action` swapped.
     pub fn apply_to_action(&self, action: &Action) -> Action {
         Action::new(self.apply(action.as_str()))
     }
@@ -264,6 +349,37 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_class_swap_renames_the_task_object_everywhere() {
+        let swap = ClassSwap { object: ObjectClass::Apple, other: ObjectClass::Tomato };
+        assert_eq!(
+            swap.apply("put a hot apple in countertop. On the fridge 1, you see a tomato 2, an apple 1, a pineapple."),
+            "put a hot tomato in countertop. On the fridge 1, you see a apple 2, an tomato 1, a pineapple."
+        );
+        assert_eq!(
+            swap.apply_to_action(&Action::new("take apple 1 from fridge 1")).as_str(),
+            "take tomato 1 from fridge 1"
+        );
+    }
+
+    #[test]
+    fn a_class_swap_keeps_what_the_task_needs() {
+        for seed in 0..200 {
+            let hot = ClassSwap::random("put a hot apple in countertop.", seed).unwrap();
+            assert_eq!(hot.object, ObjectClass::Apple);
+            assert!(hot.other.heatable() && hot.other != ObjectClass::Apple, "{hot:?}");
+            assert!(ReceptacleClass::CounterTop.can_contain(hot.other));
+            let look = ClassSwap::random("look at bowl under the desklamp.", seed).unwrap();
+            assert!(look.other.pickupable() && look.other != ObjectClass::DeskLamp && look.other != ObjectClass::Bowl);
+            let clean = ClassSwap::random("clean some fork and put it in drawer.", seed).unwrap();
+            assert!(clean.other.cleanable() && ReceptacleClass::Drawer.can_contain(clean.other), "{clean:?}");
+        }
+        assert_eq!(ClassSwap::random("go somewhere.", 1), None);
+        let partners: std::collections::BTreeSet<_> =
+            (0..200).map(|seed| ClassSwap::random("put a hot apple in countertop.", seed).unwrap().other).collect();
+        assert!(partners.len() > 3, "{partners:?}");
+    }
+
     proptest! {
         /// A renaming is a bijection on each class's instances: mentions stay distinct and stay objects.
         #[test]
@@ -285,6 +401,18 @@ mod tests {
             prop_assert_eq!(receptacles(&renamed), receptacles(&text));
             let first_cabinet = format!("cabinet {}", numbers[0]);
             prop_assert!(renamed.contains(&first_cabinet));
+        }
+
+        /// A class swap is its own inverse and changes nothing but the two classes' words.
+        #[test]
+        fn a_class_swap_is_an_involution(words in proptest::collection::vec(0usize..6, 0..30), seed in any::<u64>()) {
+            const WORDS: [&str; 6] = ["apple", "tomato", "apples", "fridge 1", "a", "pineapple"];
+            let text = words.iter().map(|&w| WORDS[w]).collect::<Vec<_>>().join(", ");
+            let swap = ClassSwap::random("put a cool apple in fridge.", seed).unwrap();
+            prop_assert_eq!(swap.apply(&swap.apply(&text)), text.clone());
+            let other = swap.other.name();
+            let untouched = |t: &str| t.split(", ").filter(|w| *w != "apple" && *w != other).map(str::to_owned).collect::<Vec<_>>();
+            prop_assert_eq!(untouched(&swap.apply(&text)).len(), untouched(&text).len());
         }
 
         /// Renumbered receptacles stay distinct, keep their order and fall in `1..=2m`.

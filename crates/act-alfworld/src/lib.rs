@@ -32,7 +32,9 @@
 //!
 //! # Training-data augmentation
 //! [`augment`] renames objects' instance numbers (`tomato 3` → `tomato 1`) consistently over an episode, so that a
-//! model trained on the renamed copies can only get a number right by reading it.
+//! model trained on the renamed copies can only get a number right by reading it; [`ClassSwap`] swaps the task's
+//! object class with another throughout an episode, so that only matching the task's word against the observation
+//! tells when the object is in view.
 //!
 //! # Bridge to the real ALFWorld
 //! [`bridge`] drives the real engine (ALFWorld 0.4.2 on TextWorld 1.7.0, `pip install alfworld==0.4.2
@@ -55,7 +57,7 @@ pub mod text;
 pub mod vocab;
 pub mod world;
 
-pub use augment::InstanceRenaming;
+pub use augment::{ClassSwap, InstanceRenaming};
 pub use commands::Command;
 pub use config::{AlfworldConfig, GrammarVersion};
 pub use env::{AlfworldEnv, AlfworldFactory};

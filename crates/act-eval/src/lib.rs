@@ -80,10 +80,14 @@ pub use episodes::{
     TranscriptStep, evaluate_episodes,
 };
 pub use error::EvalError;
-pub use next_action::{NextActionItem, NextActionReport, NextActionResult, NextActionSummary, evaluate_next_action};
+pub use next_action::{
+    NextActionItem, NextActionReport, NextActionResult, NextActionSummary, VerbAccuracy, action_verb,
+    evaluate_next_action,
+};
 pub use paired::{EpisodeMetric, compare_critic, compare_episodes, compare_next_action};
 pub use plot::{MetricsRow, Series, plot_lines, plot_success_by_method, plot_training_curves, read_metrics};
 pub use report::{
     EvalRecord, Evaluation, RECORD_FORMAT, render_paired, render_score_table, render_table, render_table_with,
+    render_verb_table,
 };
 pub use stats::{BootstrapConfig, Estimate, Interval, PairedComparison};

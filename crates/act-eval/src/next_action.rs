@@ -43,6 +43,40 @@ pub struct NextActionResult {
     pub predicted: Option<String>,
     /// Whether the parsed action matches the expert's.
     pub correct: bool,
+    /// The expert's action in the item's state (empty in reports written before it was recorded).
+    #[serde(default)]
+    pub expert_action: String,
+}
+
+/// The verb of an action: its text up to the first space or `[` (`go` of `go to desk 1`, `search` of
+/// `search[red shoes]`), lower-cased; empty for an empty action.
+///
+/// ```
+/// assert_eq!(act_eval::next_action::action_verb("go to desk 1"), "go");
+/// assert_eq!(act_eval::next_action::action_verb("Click[Buy Now]"), "click");
+/// ```
+pub fn action_verb(action: &str) -> String {
+    let action = action.trim();
+    let end = action.find(|c: char| c.is_whitespace() || c == '[').unwrap_or(action.len());
+    action[..end].to_lowercase()
+}
+
+/// Next-action accuracy on the items whose expert action has one verb ([`action_verb`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerbAccuracy {
+    /// The expert's verb.
+    pub verb: String,
+    /// Items whose expert action has this verb.
+    pub items: usize,
+    /// How many of them the policy got right.
+    pub correct: usize,
+}
+
+impl VerbAccuracy {
+    /// `correct / items`.
+    pub fn accuracy(&self) -> f64 {
+        self.correct as f64 / self.items.max(1) as f64
+    }
 }
 
 /// Accuracy and parse rate, with intervals.
@@ -104,6 +138,22 @@ impl NextActionReport {
         Ok(())
     }
 
+    /// Accuracy per expert verb ([`action_verb`]), the most frequent verb first (ties by name); items without a
+    /// recorded expert action are left out. Which decisions a policy gets wrong: an agent that walks past the
+    /// object it needs shows a low `take` row beside a high `go` row.
+    pub fn accuracy_by_verb(&self) -> Vec<VerbAccuracy> {
+        let mut by_verb: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
+        for result in self.results.iter().filter(|r| !r.expert_action.is_empty()) {
+            let entry = by_verb.entry(action_verb(&result.expert_action)).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(result.correct);
+        }
+        let mut rows: Vec<VerbAccuracy> =
+            by_verb.into_iter().map(|(verb, (items, correct))| VerbAccuracy { verb, items, correct }).collect();
+        rows.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.verb.cmp(&b.verb)));
+        rows
+    }
+
     /// Correctness as 0/1 values in item order, for [`paired_comparison`](crate::stats::paired_comparison).
     pub fn correct_values(&self) -> Vec<f64> {
         self.results.iter().map(|r| if r.correct { 1.0 } else { 0.0 }).collect()
@@ -138,6 +188,7 @@ pub fn evaluate_next_action(
                 output,
                 predicted,
                 correct,
+                expert_action: item.expert_action.as_str().to_owned(),
             }
         })
         .collect();

@@ -286,6 +286,61 @@ fn render_cells<'a>(
     Ok(out)
 }
 
+/// Next-action accuracy per expert verb ([`NextActionReport::accuracy_by_verb`]), one row per report and one
+/// column per verb (the most frequent over all reports first), in percent; the header gives each verb's item count
+/// in the first report that has it, and a cell whose report has another count shows its own in brackets.
+///
+/// ```
+/// # use act_eval::*;
+/// let result = |index, predicted: &str, expert: &str| NextActionResult {
+///     index, task_id: "t".into(), step_index: index, output: String::new(),
+///     predicted: Some(predicted.into()), correct: predicted == expert, expert_action: expert.into(),
+/// };
+/// let results = vec![
+///     result(0, "go to desk 1", "go to desk 1"),
+///     result(1, "go to bed 1", "go to bed 1"),
+///     result(2, "go to bed 1", "take pen 1 from desk 1"),
+/// ];
+/// let report = NextActionReport {
+///     method: "IL".into(), config: ItemEvalConfig::default(), items: 3,
+///     summary: NextActionSummary::compute(&results, &BootstrapConfig::default()).unwrap(), results,
+/// };
+/// assert_eq!(render_verb_table(&[&report]), "| method | go (2) | take (1) |\n|---|---:|---:|\n| IL | 100.0 | 0.0 |\n");
+/// ```
+pub fn render_verb_table(reports: &[&NextActionReport]) -> String {
+    let rows: Vec<Vec<crate::next_action::VerbAccuracy>> = reports.iter().map(|r| r.accuracy_by_verb()).collect();
+    let mut totals: Vec<(String, usize, usize)> = Vec::new(); // verb, items over all reports, header count
+    for row in &rows {
+        for v in row {
+            match totals.iter_mut().find(|(verb, ..)| *verb == v.verb) {
+                Some(total) => total.1 += v.items,
+                None => totals.push((v.verb.clone(), v.items, v.items)),
+            }
+        }
+    }
+    totals.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut out = String::from("| method |");
+    for (verb, _, items) in &totals {
+        let _ = write!(out, " {} ({items}) |", escape(verb));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(totals.len()));
+    out.push('\n');
+    for (report, row) in reports.iter().zip(&rows) {
+        let _ = write!(out, "| {} |", escape(&report.method));
+        for (verb, _, items) in &totals {
+            let cell = match row.iter().find(|v| v.verb == *verb) {
+                Some(v) if v.items == *items => format!("{:.1}", v.accuracy() * 100.0),
+                Some(v) => format!("{:.1} ({})", v.accuracy() * 100.0, v.items),
+                None => "–".to_owned(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// A paired comparison as a Markdown sentence.
 pub fn render_paired(name_a: &str, name_b: &str, comparison: &PairedComparison) -> String {
     let d = &comparison.difference;

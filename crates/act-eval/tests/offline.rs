@@ -89,6 +89,31 @@ fn next_action_accuracy_of_oracle_and_random() {
 }
 
 #[test]
+fn accuracy_by_verb_counts_each_expert_verb() {
+    // Expert: `open door k` on even items, `look` on odd ones; the policy always opens door 0.
+    let items: Vec<NextActionItem> = items(40)
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| if i % 2 == 1 { NextActionItem { expert_action: "look".into(), ..item } } else { item })
+        .collect();
+    let door0 = common::scripted("door0", |_| "<action>open door 0</action>".to_owned());
+    let report = evaluate_next_action(&door0, &items, &config()).unwrap();
+    report.validate().unwrap();
+    assert!(report.results.iter().zip(&items).all(|(r, i)| r.expert_action == i.expert_action.as_str()));
+    let by_verb = report.accuracy_by_verb();
+    assert_eq!(
+        by_verb,
+        vec![
+            VerbAccuracy { verb: "look".into(), items: 20, correct: 0 },
+            VerbAccuracy { verb: "open".into(), items: 20, correct: 20 }
+        ]
+    );
+    // Items 0, 2, 4, ... are `open door 0`, as `items` numbers doors by i % 2: all right.
+    let table = render_verb_table(&[&report]);
+    assert_eq!(table, "| method | look (20) | open (20) |\n|---|---:|---:|\n| door0 | 0.0 | 100.0 |\n");
+}
+
+#[test]
 fn critic_accuracy_of_replay_and_coin() {
     let pairs = pairs(300);
     // A replay of the expert's actions picks the expert action every time.
