@@ -119,16 +119,7 @@ impl InstanceRenaming {
 
     /// `trajectory` with every text renamed (task, observations, admissible actions, actions).
     pub fn apply_to_trajectory(&self, trajectory: &Trajectory) -> Trajectory {
-        let mut renamed = trajectory.clone();
-        renamed.task = self.apply(&trajectory.task);
-        for step in &mut renamed.steps {
-            step.observation = Observation::new(self.apply(step.observation.as_str()));
-            step.action = self.apply_to_action(&step.action);
-            for action in &mut step.admissible_actions {
-                *action = self.apply_to_action(action);
-            }
-        }
-        renamed
+        map_texts(trajectory, |text| self.apply(text))
     }
 
     /// `action` renamed.
@@ -204,22 +195,27 @@ impl ClassSwap {
 
     /// `trajectory` with every text swapped (task, observations, admissible actions, actions).
     pub fn apply_to_trajectory(&self, trajectory: &Trajectory) -> Trajectory {
-        let mut swapped = trajectory.clone();
-        swapped.task = self.apply(&trajectory.task);
-        for step in &mut swapped.steps {
-            step.observation = Observation::new(self.apply(step.observation.as_str()));
-            step.action = self.apply_to_action(&step.action);
-            for action in &mut step.admissible_actions {
-                *action = self.apply_to_action(action);
-            }
-        }
-        swapped
+        map_texts(trajectory, |text| self.apply(text))
     }
 
     /// `action` swapped.
     pub fn apply_to_action(&self, action: &Action) -> Action {
         Action::new(self.apply(action.as_str()))
     }
+}
+
+/// `trajectory` with `map` applied to every text (task, observations, admissible actions, actions).
+fn map_texts(trajectory: &Trajectory, map: impl Fn(&str) -> String) -> Trajectory {
+    let mut mapped = trajectory.clone();
+    mapped.task = map(&trajectory.task);
+    for step in &mut mapped.steps {
+        step.observation = Observation::new(map(step.observation.as_str()));
+        step.action = Action::new(map(step.action.as_str()));
+        for action in &mut step.admissible_actions {
+            *action = Action::new(map(action.as_str()));
+        }
+    }
+    mapped
 }
 
 /// Every `<object or receptacle class> <number>` in `text`: the class, the number and the byte range of the number.
