@@ -24,14 +24,10 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let result = args.pipeline.experiment_config().and_then(|config| {
-        run_seeds(
-            &Benchmark::native_alfworld(config.train_tasks()).with_memory_line(config.memory_line),
-            &args.pipeline,
-            &config,
-            "alfworld",
-        )
-    });
+    let result = args
+        .pipeline
+        .experiment_config()
+        .and_then(|config| run_seeds(&Benchmark::native_alfworld_for(&config), &args.pipeline, &config, "alfworld"));
     if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);

@@ -39,15 +39,9 @@ struct Args {
 
 fn main() {
     let args = Args::parse();
-    let result =
-        quickstart_config().and_then(|defaults| args.pipeline.experiment_config_or(defaults)).and_then(|config| {
-            run_seeds(
-                &Benchmark::native_alfworld(config.train_tasks()).with_memory_line(config.memory_line),
-                &args.pipeline,
-                &config,
-                "quickstart",
-            )
-        });
+    let result = quickstart_config()
+        .and_then(|defaults| args.pipeline.experiment_config_or(defaults))
+        .and_then(|config| run_seeds(&Benchmark::native_alfworld_for(&config), &args.pipeline, &config, "quickstart"));
     if let Err(err) = result {
         eprintln!("error: {err}");
         std::process::exit(1);

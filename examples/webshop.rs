@@ -35,6 +35,7 @@ fn main() {
             show_admissible: true,
             numbered_objects: false,
             memory_line: false,
+            expert_search: act_alfworld::SearchOrder::LastListedFirst,
         };
         run_seeds(&bench, &args.pipeline, &config, "webshop")
     });

@@ -25,6 +25,7 @@ fn bench() -> Benchmark<AlfworldFactory> {
         show_admissible: true,
         numbered_objects: true,
         memory_line: false,
+        expert_search: act_alfworld::SearchOrder::LastListedFirst,
     }
 }
 
@@ -48,7 +49,12 @@ fn toy_config() -> ExperimentConfig {
         eval_batch_size: 4,
         controls: true,
         training: TrainingConfig {
-            model: ModelSource::Preset { name: "tiny".into(), vocab_size: 400, qk_norm_gain: None },
+            model: ModelSource::Preset {
+                name: "tiny".into(),
+                vocab_size: 400,
+                qk_norm_gain: None,
+                pre_tokenization: Default::default(),
+            },
             base: sft.clone(),
             base_episodes: 4,
             iwm: Some(WorldModelConfig {

@@ -50,7 +50,12 @@ fn the_pipeline_runs_on_scienceworld() {
         critic_games: 1,
         eval_batch_size: 2,
         training: TrainingConfig {
-            model: ModelSource::Preset { name: "micro".into(), vocab_size: 400, qk_norm_gain: None },
+            model: ModelSource::Preset {
+                name: "micro".into(),
+                vocab_size: 400,
+                qk_norm_gain: None,
+                pre_tokenization: Default::default(),
+            },
             base: sft.clone(),
             base_episodes: 2,
             act: grpo.clone(),

@@ -79,12 +79,14 @@ impl PipelineArgs {
             config.pairs_from = self.pairs_from.clone();
         }
         if let Some(preset) = &self.preset {
-            let (vocab_size, qk_norm_gain) = match &config.training.model {
-                crate::config::ModelSource::Preset { vocab_size, qk_norm_gain, .. } => (*vocab_size, *qk_norm_gain),
-                crate::config::ModelSource::Checkpoint { .. } => (1024, None),
+            let (vocab_size, qk_norm_gain, pre_tokenization) = match &config.training.model {
+                crate::config::ModelSource::Preset { vocab_size, qk_norm_gain, pre_tokenization, .. } => {
+                    (*vocab_size, *qk_norm_gain, *pre_tokenization)
+                }
+                crate::config::ModelSource::Checkpoint { .. } => (1024, None, Default::default()),
             };
             config.training.model =
-                crate::config::ModelSource::Preset { name: preset.clone(), vocab_size, qk_norm_gain };
+                crate::config::ModelSource::Preset { name: preset.clone(), vocab_size, qk_norm_gain, pre_tokenization };
         }
         if let Some(backend) = &self.backend {
             config.training.backend = backend.clone();

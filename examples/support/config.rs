@@ -23,6 +23,10 @@ pub enum ModelSource {
         /// [`act_model::qwen3::RandomInit::with_qk_norm_gain`].
         #[serde(default, skip_serializing_if = "Option::is_none")]
         qk_norm_gain: Option<f32>,
+        /// How the trained tokenizer splits text before its merges (`byte_level`, GPT-2's split, by default;
+        /// `named_numbers` keeps `shelf 3` one piece, see [`act_model::PreTokenization`]).
+        #[serde(default, skip_serializing_if = "is_byte_level")]
+        pre_tokenization: act_model::PreTokenization,
     },
     /// A Hugging Face Qwen3 checkpoint directory (`config.json`, safetensors, `tokenizer.json`): π₀ is the
     /// checkpoint as loaded, and there is no base stage.
@@ -32,9 +36,22 @@ pub enum ModelSource {
     },
 }
 
+fn is_upstream_search(order: &act_alfworld::SearchOrder) -> bool {
+    *order == act_alfworld::SearchOrder::LastListedFirst
+}
+
+fn is_byte_level(p: &act_model::PreTokenization) -> bool {
+    *p == act_model::PreTokenization::ByteLevel
+}
+
 impl Default for ModelSource {
     fn default() -> Self {
-        ModelSource::Preset { name: "tiny".into(), vocab_size: 1024, qk_norm_gain: None }
+        ModelSource::Preset {
+            name: "tiny".into(),
+            vocab_size: 1024,
+            qk_norm_gain: None,
+            pre_tokenization: act_model::PreTokenization::ByteLevel,
+        }
     }
 }
 
@@ -683,6 +700,12 @@ pub struct ExperimentConfig {
     /// keeps upstream's text. Native ALFWorld only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub memory_line: bool,
+    /// The order in which ALFWorld's expert searches for an object it has not seen
+    /// ([`act_alfworld::SearchOrder`]): `last_listed_first`, upstream's, by default; `numbers_descending` searches
+    /// each class from its highest number down to 1. It changes the expert's actions: the training data, the
+    /// labels, the pairs and the next-action targets. Native ALFWorld only.
+    #[serde(default, skip_serializing_if = "is_upstream_search")]
+    pub expert_search: act_alfworld::SearchOrder,
     /// Held-out measurements per training stage, after step 0 (evenly spaced, the last at the final step): the
     /// learning curves in each stage's `heldout.jsonl` / `heldout.svg`; 0 turns them off.
     pub heldout_points: usize,
@@ -720,6 +743,7 @@ impl Default for ExperimentConfig {
             renamed_classes: false,
             renamed_receptacles: false,
             memory_line: false,
+            expert_search: act_alfworld::SearchOrder::LastListedFirst,
             heldout_points: 4,
             heldout_items: 32,
             training: TrainingConfig::default(),

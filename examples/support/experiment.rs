@@ -54,6 +54,9 @@ pub struct Benchmark<F> {
     /// Whether observations end with ALFWorld's memory line of unvisited receptacles
     /// ([`act_alfworld::AlfworldConfig::memory_line`]); must match the config's `memory_line`.
     pub memory_line: bool,
+    /// ALFWorld's expert search order ([`act_alfworld::AlfworldConfig::expert_search`]); must match the config's
+    /// `expert_search` (upstream's order everywhere else).
+    pub expert_search: act_alfworld::SearchOrder,
 }
 
 impl Benchmark<act_alfworld::AlfworldFactory> {
@@ -71,6 +74,7 @@ impl Benchmark<act_alfworld::AlfworldFactory> {
             show_admissible: true,
             numbered_objects: true,
             memory_line: false,
+            expert_search: act_alfworld::SearchOrder::LastListedFirst,
         }
     }
 
@@ -79,6 +83,20 @@ impl Benchmark<act_alfworld::AlfworldFactory> {
         self.factory.config.memory_line = memory_line;
         self.memory_line = memory_line;
         self
+    }
+
+    /// Sets the expert's search order (the config's `expert_search`).
+    pub fn with_expert_search(mut self, order: act_alfworld::SearchOrder) -> Self {
+        self.factory.config.expert_search = order;
+        self.expert_search = order;
+        self
+    }
+
+    /// The native ALFWorld with what `config` sets of it: its training tasks, memory line and expert search order.
+    pub fn native_alfworld_for(config: &ExperimentConfig) -> Self {
+        Self::native_alfworld(config.train_tasks())
+            .with_memory_line(config.memory_line)
+            .with_expert_search(config.expert_search)
     }
 }
 
@@ -96,6 +114,7 @@ impl Benchmark<act_sciworld::SciWorldFactory> {
             show_admissible: false,
             numbered_objects: false,
             memory_line: false,
+            expert_search: act_alfworld::SearchOrder::LastListedFirst,
         }
     }
 }
@@ -234,6 +253,11 @@ pub fn run_experiment<F: EnvironmentFactory>(
     }
     if config.memory_line != bench.memory_line {
         return Err(format!("memory_line: {} has no memory line to turn on or off here; remove it", bench.name).into());
+    }
+    if config.expert_search != bench.expert_search {
+        return Err(
+            format!("expert_search: {} has no such expert search order to set here; remove it", bench.name).into()
+        );
     }
     std::fs::create_dir_all(dir)?;
     let config_json = serde_json::to_string_pretty(config)?;
@@ -374,9 +398,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
         }
         ModelSource::Checkpoint { .. } => Vec::new(),
     };
-    let tokenizer = crate::stages::tokenizer_stage(dir, &t.model, || {
-        base_data.iter().chain(&il).flat_map(|s| [s.prompt.clone(), s.completion.clone()]).collect()
-    })?;
+    let tokenizer =
+        crate::stages::tokenizer_stage(dir, &t.model, || crate::stages::tokenizer_corpus(base_data.iter().chain(&il)))?;
     let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend };
     let models = dir.join("models");
     // The held-out learning curves: next-action accuracy on the first split's expert states from the start, critic

@@ -182,16 +182,31 @@ pub fn tokenizer_stage(
 ) -> Result<ChatTokenizer, BoxError> {
     match source {
         ModelSource::Checkpoint { dir } => Ok(ChatTokenizer::from_file(dir.join("tokenizer.json"))?),
-        ModelSource::Preset { vocab_size, .. } => {
+        ModelSource::Preset { vocab_size, pre_tokenization, .. } => {
             let path = run_dir.join("tokenizer.json");
             if path.is_file() {
                 return Ok(ChatTokenizer::from_file(&path)?);
             }
-            let tokenizer = ChatTokenizer::train_bpe(corpus(), *vocab_size)?;
+            let tokenizer = ChatTokenizer::train_bpe_with(corpus(), *vocab_size, *pre_tokenization)?;
             tokenizer.save(&path)?;
             Ok(tokenizer)
         }
     }
+}
+
+/// The texts a run's BPE tokenizer is trained on: every sample's completion, and its prompt unless the next sample's
+/// prompt extends it. An episode's conversation prompts each extend the previous one, so their text grows with the
+/// square of the episode's length while its last prompt holds all of it once; every word is still seen.
+pub fn tokenizer_corpus<'a>(samples: impl IntoIterator<Item = &'a SftSample>) -> Vec<String> {
+    let samples: Vec<&SftSample> = samples.into_iter().collect();
+    let mut texts = Vec::with_capacity(2 * samples.len());
+    for (i, sample) in samples.iter().enumerate() {
+        if !samples.get(i + 1).is_some_and(|next| next.prompt.starts_with(&sample.prompt)) {
+            texts.push(sample.prompt.clone());
+        }
+        texts.push(sample.completion.clone());
+    }
+    texts
 }
 
 /// Random-policy trajectories (a uniformly random admissible action at every step: what the environment says,
@@ -679,6 +694,25 @@ pub fn act_samples(pairs: &[ActionPair], prompter: &Prompter) -> Vec<GrpoSample>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokenizer_corpus_keeps_each_episode_text_once() {
+        let sample = |prompt: &str, completion: &str| SftSample {
+            id: String::new(),
+            prompt: prompt.into(),
+            completion: completion.into(),
+        };
+        let samples = [
+            sample("task: a\nroom", "go 1"),
+            sample("task: a\nroom go 1 then", "go 2"),
+            sample("task: b", "take"),
+            sample("task: a\nroom", "go 1"),
+        ];
+        assert_eq!(
+            tokenizer_corpus(&samples),
+            ["go 1", "task: a\nroom go 1 then", "go 2", "task: b", "take", "task: a\nroom", "go 1"]
+        );
+    }
 
     #[test]
     fn metrics_are_cut_back_to_the_checkpoint_step() {

@@ -5,6 +5,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::expert::SearchOrder;
+
 /// Which upstream ALFWorld text grammar to speak.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum GrammarVersion {
@@ -76,6 +78,11 @@ pub struct AlfworldConfig {
     /// keep one. Off by default (upstream's text); it only restates what the episode so far has shown the agent,
     /// so a small model need not recover the room's list and its own path from a long history to search.
     pub memory_line: bool,
+    /// Where the expert searches for an object it has not seen: upstream's order by default (see
+    /// [`SearchOrder`]). It changes the expert's actions, hence the training data, the labels and the next-action
+    /// targets; the games are the same.
+    #[serde(default)]
+    pub expert_search: SearchOrder,
 }
 
 impl Default for AlfworldConfig {
@@ -89,6 +96,7 @@ impl Default for AlfworldConfig {
             eval_out_of_distribution_size: 134,
             count_invalid_steps: false,
             memory_line: false,
+            expert_search: SearchOrder::LastListedFirst,
         }
     }
 }
@@ -133,6 +141,13 @@ impl AlfworldConfig {
     #[must_use]
     pub fn with_memory_line(mut self, memory_line: bool) -> Self {
         self.memory_line = memory_line;
+        self
+    }
+
+    /// Sets the expert's search order.
+    #[must_use]
+    pub fn with_expert_search(mut self, order: SearchOrder) -> Self {
+        self.expert_search = order;
         self
     }
 

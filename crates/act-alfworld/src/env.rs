@@ -148,7 +148,7 @@ impl Environment for AlfworldEnv {
             description: scene.goal.description(),
         };
         let world = World::new(scene, self.config.grammar);
-        let expert = Expert::new(&world);
+        let expert = Expert::with_search_order(&world, self.config.expert_search);
         let intro = world.intro();
         let admissible_actions = Some(actions(&world));
         let visited = vec![false; world.names().receptacles.len()];

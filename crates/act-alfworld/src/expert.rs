@@ -13,10 +13,32 @@
 //! every executed command revealed, whoever chose it. It can therefore take over from any state,
 //! and it is deterministic (upstream's random tie-breaks pick the first candidate in listing order).
 
+use serde::{Deserialize, Serialize};
+
 use crate::commands::Command;
 use crate::task::TaskType;
 use crate::vocab::ObjectClass;
 use crate::world::{Place, World};
+
+/// The order in which the expert searches the room for an object it has not seen yet.
+///
+/// Either way it searches the receptacles whose class may hold the object first, then the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchOrder {
+    /// Upstream's: last listed first. The room lists a class's receptacles in descending numbers (`a drawer 3, a
+    /// drawer 2, a drawer 1`), so a class is searched upwards from 1, and where it ends depends on how many the room
+    /// has.
+    #[default]
+    LastListedFirst,
+    /// Classes in upstream's order (last listed first), but each class from its highest number down to 1 (the
+    /// order the room lists them in), so a class's search always ends at 1. Not upstream's expert; a variant whose
+    /// search a small imitator can follow without knowing how many receptacles of a class the room has: a slip in
+    /// where it starts names a receptacle that exists (`go to drawer 2` where the expert goes to `drawer 3`), where
+    /// upstream's order invites one past the end (`go to drawer 4` after `drawer 3`), which the game answers with
+    /// "Nothing happens.".
+    NumbersDescending,
+}
 
 /// The expert's memory of one episode.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,17 +52,24 @@ pub struct Expert {
     /// Where the held object was taken from.
     came_from: Option<usize>,
     tick: u32,
+    order: SearchOrder,
 }
 
 impl Expert {
-    /// A fresh memory for `world` at its start (only the receptacle list is known).
+    /// A fresh memory for `world` at its start (only the receptacle list is known), searching in upstream's order.
     pub fn new(world: &World) -> Expert {
+        Self::with_search_order(world, SearchOrder::LastListedFirst)
+    }
+
+    /// As [`Expert::new`], searching in `order`.
+    pub fn with_search_order(world: &World, order: SearchOrder) -> Expert {
         Expert {
             seen: vec![None; world.scene().objects.len()],
             checked: vec![false; world.scene().receptacles.len()],
             opened_here: None,
             came_from: None,
             tick: 0,
+            order,
         }
     }
 
@@ -209,14 +238,27 @@ impl Expert {
         Command::GoTo { receptacle }
     }
 
-    /// Upstream's search order: receptacles whose class may hold `class`, last listed first, then
-    /// the others, last listed first.
+    /// The search order: receptacles whose class may hold `class`, then the others, each part in `self.order`
+    /// (upstream's: last listed first).
     fn search_order<'a>(&self, world: &'a World, class: ObjectClass) -> impl Iterator<Item = usize> + 'a {
         let receptacles = &world.scene().receptacles;
         let prior = move |r: usize| receptacles[r].class.can_contain(class);
-        (0..receptacles.len())
-            .rev()
-            .filter(move |&r| prior(r))
-            .chain((0..receptacles.len()).rev().filter(move |&r| !prior(r)))
+        let n = receptacles.len();
+        let listed: Vec<usize> = match self.order {
+            SearchOrder::LastListedFirst => (0..n).rev().collect(),
+            SearchOrder::NumbersDescending => {
+                // The room lists each class's receptacles together: reverse the classes, keep each run's order.
+                let mut runs: Vec<Vec<usize>> = Vec::new();
+                for r in 0..n {
+                    match runs.last_mut() {
+                        Some(run) if receptacles[run[0]].class == receptacles[r].class => run.push(r),
+                        _ => runs.push(vec![r]),
+                    }
+                }
+                runs.into_iter().rev().flatten().collect()
+            }
+        };
+        let others = listed.clone();
+        listed.into_iter().filter(move |&r| prior(r)).chain(others.into_iter().filter(move |&r| !prior(r)))
     }
 }

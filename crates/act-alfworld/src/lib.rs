@@ -61,7 +61,7 @@ pub use augment::{ClassSwap, InstanceRenaming};
 pub use commands::Command;
 pub use config::{AlfworldConfig, GrammarVersion};
 pub use env::{AlfworldEnv, AlfworldFactory};
-pub use expert::Expert;
+pub use expert::{Expert, SearchOrder};
 pub use scene::{Layout, RoomType, Scene};
 pub use task::{Goal, TaskType};
 pub use vocab::{ObjectClass, ReceptacleClass};

@@ -69,3 +69,40 @@ fn expert_wins_with_another_dataset_seed() {
     let mut env = AlfworldEnv::new(AlfworldConfig::default().with_dataset_seed(99).with_train_size(300)).unwrap();
     run_split(&mut env, Split::Train, 300);
 }
+
+#[test]
+fn numbers_descending_expert_wins_nearly_every_game_and_searches_each_class_down_to_one() {
+    use act_alfworld::SearchOrder;
+    let config = AlfworldConfig::default().with_train_size(1000).with_expert_search(SearchOrder::NumbersDescending);
+    let mut env = AlfworldEnv::new(config).unwrap();
+    for split in [Split::EvalInDistribution, Split::EvalOutOfDistribution] {
+        let size = env.num_tasks(split).unwrap();
+        run_split(&mut env, split, size);
+    }
+    // The games were drawn for upstream's expert to win: in this order a few searches of a long class run out of
+    // steps.
+    let (mut won, mut steps, mut upstream_steps) = (0, 0, 0);
+    let mut upstream = AlfworldEnv::new(AlfworldConfig::default().with_train_size(1000)).unwrap();
+    for index in 0..1000 {
+        let task = TaskRef::index(Split::Train, index);
+        let trajectory = collect_expert_trajectory(&mut env, &task, 0).unwrap();
+        won += usize::from(trajectory.outcome.won);
+        steps += trajectory.steps.len();
+        upstream_steps += collect_expert_trajectory(&mut upstream, &task, 0).unwrap().steps.len();
+        // Within a class the search counts down by one.
+        for pair in trajectory.steps.windows(2) {
+            let (Some(a), Some(b)) =
+                (pair[0].action.as_str().strip_prefix("go to "), pair[1].action.as_str().strip_prefix("go to "))
+            else {
+                continue;
+            };
+            let ((class_a, n_a), (class_b, n_b)) = (a.rsplit_once(' ').unwrap(), b.rsplit_once(' ').unwrap());
+            if class_a == class_b {
+                assert_eq!(n_b.parse::<u32>().unwrap() + 1, n_a.parse::<u32>().unwrap(), "train/{index}: {a}, {b}");
+            }
+        }
+    }
+    eprintln!("numbers descending: won {won}/1000 training games, {steps} steps (upstream's expert {upstream_steps})");
+    assert!(won >= 990, "{won}");
+    assert!(steps != upstream_steps && (steps as f64) < 1.2 * upstream_steps as f64);
+}

@@ -64,4 +64,4 @@ pub use prefix_cache::PrefixStore;
 pub use qwen3::Qwen3;
 pub use sampling::Sampler;
 pub use shared_prefix::SharedPrefixBatch;
-pub use tokenizer::{ChatEncoding, ChatTemplate, ChatTokenizer};
+pub use tokenizer::{ChatEncoding, ChatTemplate, ChatTokenizer, PreTokenization};

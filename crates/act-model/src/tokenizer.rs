@@ -12,9 +12,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use tokenizers::models::bpe::{BPE, BpeTrainerBuilder};
+use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
-use tokenizers::{AddedToken, Tokenizer, TokenizerBuilder};
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
+use tokenizers::{AddedToken, SplitDelimiterBehavior, Tokenizer, TokenizerBuilder};
 
 use crate::error::ModelError;
 
@@ -24,6 +28,46 @@ pub const IM_START: &str = "<|im_start|>";
 pub const IM_END: &str = "<|im_end|>";
 /// End of a document; Qwen's padding token.
 pub const END_OF_TEXT: &str = "<|endoftext|>";
+
+/// How [`ChatTokenizer::train_bpe_with`] splits text into pieces before learning merges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum PreTokenization {
+    /// GPT-2's byte-level split: words, numbers and punctuation are separate pieces, so `shelf 3` is at least two
+    /// tokens.
+    #[default]
+    ByteLevel,
+    /// As [`PreTokenization::ByteLevel`], except that a word followed by a space and a number stays one piece
+    /// (` shelf 3`, ` apple 12`): given vocabulary room, every named instance that recurs in the corpus becomes one
+    /// token. Environments that name things `<class> <number>` (ALFWorld's objects and receptacles) then let a
+    /// model copy a name out of its prompt as one token, instead of choosing the number after committing to the
+    /// class.
+    NamedNumbers,
+}
+
+/// GPT-2's pre-tokenization pattern (as `ByteLevel` applies it), with ` word number` as one more alternative
+/// tried before the word alone.
+const NAMED_NUMBERS_PATTERN: &str =
+    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+ \p{N}+(?!\p{L}|\p{N})| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+
+impl PreTokenization {
+    fn pre_tokenizer(self) -> Result<PreTokenizerWrapper, ModelError> {
+        let byte_level = ByteLevel::default().add_prefix_space(false);
+        Ok(match self {
+            PreTokenization::ByteLevel => byte_level.into(),
+            PreTokenization::NamedNumbers => {
+                let split = Split::new(
+                    SplitPattern::Regex(NAMED_NUMBERS_PATTERN.into()),
+                    SplitDelimiterBehavior::Isolated,
+                    false,
+                )
+                .map_err(|e| ModelError::Tokenizer(format!("pre-tokenizer pattern: {e}")))?;
+                Sequence::new(vec![split.into(), byte_level.use_regex(false).into()]).into()
+            }
+        })
+    }
+}
 
 /// How prompts become chat text.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -194,6 +238,32 @@ impl ChatTokenizer {
         S: AsRef<str> + Send,
         I::IntoIter: Send,
     {
+        Self::train_bpe_with(texts, vocab_size, PreTokenization::ByteLevel)
+    }
+
+    /// As [`ChatTokenizer::train_bpe`], with the text split into pieces by `pre_tokenization` before the merges
+    /// are learnt (a token never spans two pieces).
+    ///
+    /// ```
+    /// use act_model::{ChatTokenizer, PreTokenization};
+    /// let corpus = ["you see a shelf 2, a shelf 1 and a apple 3.", "go to shelf 2", "take apple 3 from shelf 1"];
+    /// let named = ChatTokenizer::train_bpe_with(corpus.iter().cycle().take(30), 400, PreTokenization::NamedNumbers)?;
+    /// // Each instance that occurs often enough is one token.
+    /// assert_eq!(named.encode("go to shelf 2")?.len(), 3);
+    /// let plain = ChatTokenizer::train_bpe(corpus.iter().cycle().take(30), 400)?;
+    /// assert_eq!(plain.encode("go to shelf 2")?.len(), 4);
+    /// # Ok::<(), act_model::ModelError>(())
+    /// ```
+    pub fn train_bpe_with<I, S>(
+        texts: I,
+        vocab_size: usize,
+        pre_tokenization: PreTokenization,
+    ) -> Result<Self, ModelError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str> + Send,
+        I::IntoIter: Send,
+    {
         let specials = [END_OF_TEXT, IM_START, IM_END].map(|t| AddedToken::from(t, true)).to_vec();
         let mut trainer = BpeTrainerBuilder::new()
             .vocab_size(vocab_size)
@@ -205,7 +275,7 @@ impl ChatTokenizer {
         let mut tokenizer = TokenizerBuilder::new()
             .with_model(BPE::default())
             .with_normalizer(None::<tokenizers::NormalizerWrapper>)
-            .with_pre_tokenizer(Some(ByteLevel::default().add_prefix_space(false)))
+            .with_pre_tokenizer(Some(pre_tokenization.pre_tokenizer()?))
             .with_post_processor(Some(ByteLevel::default()))
             .with_decoder(Some(ByteLevel::default()))
             .build()
@@ -337,6 +407,29 @@ mod tests {
         let chat = tok.encode(&ChatTemplate::default().prompt_text("hi")).unwrap();
         assert_eq!(chat[0], tok.im_start_id());
         assert!(chat.contains(&tok.im_end_id()));
+    }
+
+    #[test]
+    fn named_numbers_keep_instances_whole_and_round_trip() {
+        let named = ChatTokenizer::train_bpe_with(corpus(), 400, PreTokenization::NamedNumbers).unwrap();
+        let plain = ChatTokenizer::train_bpe(corpus(), 400).unwrap();
+        for text in ["You see a mug 3 and a desk. <action>take mug 1</action> ünïcödé", "room 12, mugs 4x 5 mug 61b"]
+        {
+            let ids = named.encode(text).unwrap();
+            assert_eq!(named.decode(&ids, false).unwrap(), text);
+        }
+        for name in [" mug 3", " mug 6", " mug 4"] {
+            assert_eq!(named.encode(name).unwrap().len(), 1, "{name}");
+            assert_eq!(plain.encode(name).unwrap().len(), 2, "{name}");
+        }
+        // A number glued to letters is not an instance name; nor is a word alone.
+        assert!(named.encode(" mug 3x").unwrap().len() > 1);
+        assert_eq!(named.encode(" desk").unwrap().len(), plain.encode(" desk").unwrap().len());
+        assert_eq!(
+            serde_json::to_string(&PreTokenization::NamedNumbers).unwrap(),
+            "\"named_numbers\"",
+            "the experiment configs name it so"
+        );
     }
 
     #[test]
