@@ -13,32 +13,11 @@
 //! every executed command revealed, whoever chose it. It can therefore take over from any state,
 //! and it is deterministic (upstream's random tie-breaks pick the first candidate in listing order).
 
-use serde::{Deserialize, Serialize};
-
 use crate::commands::Command;
+use crate::config::SearchOrder;
 use crate::task::TaskType;
 use crate::vocab::ObjectClass;
 use crate::world::{Place, World};
-
-/// The order in which the expert searches the room for an object it has not seen yet.
-///
-/// Either way it searches the receptacles whose class may hold the object first, then the others.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SearchOrder {
-    /// Upstream's: last listed first. The room lists a class's receptacles in descending numbers (`a drawer 3, a
-    /// drawer 2, a drawer 1`), so a class is searched upwards from 1, and where it ends depends on how many the room
-    /// has.
-    #[default]
-    LastListedFirst,
-    /// Classes in upstream's order (last listed first), but each class from its highest number down to 1 (the
-    /// order the room lists them in), so a class's search always ends at 1. Not upstream's expert; a variant whose
-    /// search a small imitator can follow without knowing how many receptacles of a class the room has: a slip in
-    /// where it starts names a receptacle that exists (`go to drawer 2` where the expert goes to `drawer 3`), where
-    /// upstream's order invites one past the end (`go to drawer 4` after `drawer 3`), which the game answers with
-    /// "Nothing happens.".
-    NumbersDescending,
-}
 
 /// The expert's memory of one episode.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -59,9 +59,9 @@ pub mod world;
 
 pub use augment::{ClassSwap, InstanceRenaming};
 pub use commands::Command;
-pub use config::{AlfworldConfig, GrammarVersion};
+pub use config::{AlfworldConfig, GrammarVersion, SearchOrder};
 pub use env::{AlfworldEnv, AlfworldFactory};
-pub use expert::{Expert, SearchOrder};
+pub use expert::Expert;
 pub use scene::{Layout, RoomType, Scene};
 pub use task::{Goal, TaskType};
 pub use vocab::{ObjectClass, ReceptacleClass};
