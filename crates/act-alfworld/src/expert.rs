@@ -237,7 +237,7 @@ impl Expert {
                 runs.into_iter().rev().flatten().collect()
             }
         };
-        let others = listed.clone();
-        listed.into_iter().filter(move |&r| prior(r)).chain(others.into_iter().filter(move |&r| !prior(r)))
+        let (likely, others): (Vec<usize>, Vec<usize>) = listed.into_iter().partition(|&r| prior(r));
+        likely.into_iter().chain(others)
     }
 }
