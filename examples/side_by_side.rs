@@ -153,7 +153,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), Box<dyn std::error::Error>> {
-    act_model::checkpoint::write_atomic(path, serde_json::to_string_pretty(value)?.as_bytes())?;
+    act_core::atomic_write(path, serde_json::to_string_pretty(value)?.as_bytes())?;
     Ok(())
 }
 
@@ -374,7 +374,7 @@ impl Bench {
             messages.iter().map(|m| self.tokenizer.encode_prompt(&self.template, m)).collect::<Result<_, _>>()?;
         let config = GenerationConfig::greedy(args.new_tokens).with_cache(true);
         // Rows in parts side by side, one per core on flex: how act-rs generates a batch on a CPU.
-        let parts = act_model::parallel::default_shards(&model.device());
+        let parts = act_model::default_shards(&model.device());
         for &batch in &args.generate_batches {
             let (prompts, seeds) = (&ids[..batch], vec![0; batch]);
             let mut times = vec![];

@@ -120,3 +120,42 @@ fn no_crate_has_modules_that_import_each_other() {
     }
     assert!(checked >= 9, "only {checked} crates checked");
 }
+
+/// The public modules a crate may have: subsystems with a vocabulary of their own, each with curated contents.
+/// Everything else is a private module whose public items the crate root re-exports, so each has one path.
+const PUBLIC_MODULES: &[(&str, &str)] = &[
+    ("act-alfworld", "bridge"),
+    ("act-grpo", "icrl"),
+    ("act-model", "lora"),
+    ("act-sciworld", "py4j"),
+    ("act-webshop", "fuzzy"),
+    ("act-webshop", "http"),
+];
+
+/// The `pub mod` declarations of a Rust source, by name.
+fn public_modules(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub mod ")?.strip_suffix(';').map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn crates_show_private_modules_behind_a_curated_root() {
+    assert_eq!(public_modules("pub mod a;\nmod b;\n    pub mod c;\npub(crate) mod d;\npub mod e {"), ["a", "c"]);
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&crates).unwrap() {
+        let dir = entry.unwrap().path();
+        let Some(lib) = std::fs::read_to_string(dir.join("src/lib.rs")).ok() else { continue };
+        let name = dir.file_name().unwrap().to_str().unwrap().to_owned();
+        for module in public_modules(&lib) {
+            assert!(
+                PUBLIC_MODULES.contains(&(name.as_str(), module.as_str())),
+                "{name}: `pub mod {module}` makes its internals public; make it private and re-export what outside users need"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 10, "only {checked} crates checked");
+}

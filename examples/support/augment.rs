@@ -1,5 +1,5 @@
 //! Training episodes with their objects' instance numbers renamed (ALFWorld), for the base stage and IL: see
-//! [`act_alfworld::augment`] for why. Each episode is replaced by `copies` renamed copies, each with its own
+//! [`act_alfworld::InstanceRenaming`] for why. Each episode is replaced by `copies` renamed copies, each with its own
 //! random renaming (of receptacle numbers too when `receptacles` is set; every copy after the first also swaps the
 //! task's object class with another when `classes` is set, [`act_alfworld::ClassSwap`]); the environment is never
 //! touched, only the text the model trains on.

@@ -20,7 +20,7 @@ pub enum ModelSource {
         /// Tokens in the trained tokenizer.
         vocab_size: usize,
         /// The query and key RMSNorm gains at initialisation (`None`: 1, as upstream initialises Qwen3); see
-        /// [`act_model::qwen3::RandomInit::with_qk_norm_gain`].
+        /// [`act_model::RandomInit::with_qk_norm_gain`].
         #[serde(default, skip_serializing_if = "Option::is_none")]
         qk_norm_gain: Option<f32>,
         /// How the trained tokenizer splits text before its merges (`byte_level`, GPT-2's split, by default;

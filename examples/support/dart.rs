@@ -172,7 +172,7 @@ pub fn relabelled_samples(
 mod tests {
     use super::*;
     use act_alfworld::{AlfworldConfig, AlfworldFactory};
-    use act_model::tokenizer::{IM_END, IM_START};
+    use act_model::{IM_END, IM_START};
 
     #[test]
     fn recovery_only_samples_pack_into_one_sequence_per_episode() {

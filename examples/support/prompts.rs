@@ -8,7 +8,7 @@
 //! rewards and evaluation are the same.
 
 use act_core::{PromptConfig, PromptTemplates};
-use act_model::tokenizer::{IM_END, IM_START};
+use act_model::{IM_END, IM_START};
 
 use crate::config::PromptStyle;
 

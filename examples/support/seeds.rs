@@ -4,8 +4,8 @@
 
 use act_core::Split;
 use act_eval::{
-    BootstrapConfig, EpisodeMetric, PairedComparison, Series, compare_episodes, compare_next_action, render_paired,
-    stats::paired_comparison,
+    BootstrapConfig, EpisodeMetric, PairedComparison, Series, compare_episodes, compare_next_action, paired_comparison,
+    render_paired,
 };
 
 use crate::experiment::{ExperimentResult, METHODS, online_stages};

@@ -16,8 +16,8 @@ use act_core::{
     Split, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
 };
 use act_grpo::{GrpoConfig, GrpoTrainer, SftConfig, SftTrainer, checkpoint_name};
+use act_model::RandomInit;
 use act_model::lora::{LoraConfig, apply_lora, save_peft_adapter};
-use act_model::qwen3::RandomInit;
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config, load_hf, save_hf};
 use act_rollout::{EpisodeSpec, RandomActor, Rollout, RolloutConfig};
 use burn::module::Module;

@@ -1,18 +1,4 @@
 //! Training-data augmentation: the same episode with its objects' instance numbers renamed.
-//!
-//! An ALFWorld object's number (`tomato 3`) is an arbitrary label: which tomato is on the sink basin is a fact of
-//! this game, told only by the observations. In the expert's data the numbers are skewed (the first instance is
-//! taken most often), so a small model can score well by writing `1` instead of reading the number off the
-//! observation, and then fails whenever the object in front of it is `tomato 3`. Renaming each object class's
-//! instances by a random permutation, consistently over the whole episode (task, observations, admissible actions,
-//! actions, labels), gives an episode that is just as valid and makes the number learnable only by reading.
-//!
-//! Receptacle numbers are kept by [`InstanceRenaming::random`]: the expert's search order over them (`cabinet 1`,
-//! then `cabinet 2`) is part of what IL learns. But in the game's rooms a class's receptacles are always numbered
-//! `1..=m`, so a model can also write `shelf 3` from habit in a room whose last shelf is `shelf 2`, and the game
-//! answers "Nothing happens.". [`InstanceRenaming::random_with_receptacles`] also renumbers each receptacle class
-//! to `m` distinct numbers drawn from `1..=2m`, in increasing order: the search order and the room's descending
-//! list stay as they were, but which numbers exist can then only be read from the room's description.
 
 use std::collections::BTreeMap;
 
@@ -23,6 +9,20 @@ use crate::vocab::{ObjectClass, ReceptacleClass};
 
 /// A renaming of instance numbers, per object class (and optionally per receptacle class): `numbers[class][n - 1]`
 /// is the new number of instance `n`.
+///
+/// An ALFWorld object's number (`tomato 3`) is an arbitrary label: which tomato is on the sink basin is a fact of
+/// this game, told only by the observations. In the expert's data the numbers are skewed (the first instance is
+/// taken most often), so a small model can score well by writing `1` instead of reading the number off the
+/// observation, and then fails whenever the object in front of it is `tomato 3`. Renaming each object class's
+/// instances by a random permutation, consistently over the whole episode (task, observations, admissible actions,
+/// actions, labels), gives an episode that is just as valid and makes the number learnable only by reading.
+///
+/// Receptacle numbers are kept by [`InstanceRenaming::random`]: the expert's search order over them (`cabinet 1`,
+/// then `cabinet 2`) is part of what IL learns. But in the game's rooms a class's receptacles are always numbered
+/// `1..=m`, so a model can also write `shelf 3` from habit in a room whose last shelf is `shelf 2`, and the game
+/// answers "Nothing happens.". [`InstanceRenaming::random_with_receptacles`] also renumbers each receptacle class
+/// to `m` distinct numbers drawn from `1..=2m`, in increasing order: the search order and the room's descending
+/// list stay as they were, but which numbers exist can then only be read from the room's description.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct InstanceRenaming {
     numbers: BTreeMap<ObjectClass, Vec<u32>>,

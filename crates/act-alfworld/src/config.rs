@@ -88,6 +88,7 @@ pub struct AlfworldConfig {
 /// Either way it searches the receptacles whose class may hold the object first, then the others.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum SearchOrder {
     /// Upstream's: last listed first. The room lists a class's receptacles in descending numbers (`a drawer 3, a
     /// drawer 2, a drawer 1`), so a class is searched upwards from 1, and where it ends depends on how many the room

@@ -1,17 +1,4 @@
 //! The handcoded expert, after upstream's `alfworld/agents/expert/handcoded_expert.py`.
-//!
-//! The strategy is upstream's: a sub-goal list per task type (find the object, take it, go to the
-//! microwave / fridge / sink basin and heat / cool / clean it, or find the lamp and use it, then
-//! find the receptacle and put it there; pick-two runs the simple list twice), where "find" goes to
-//! where the class was last seen, and otherwise searches receptacles in prior order (receptacles
-//! that may hold the class, last listed first, then all others); it opens closed receptacles it
-//! searches and closes them again before moving on, and first returns a wrongly held object to
-//! where it came from.
-//!
-//! Unlike upstream, which parses its own observations and keeps a sub-goal index, this expert
-//! reads sub-goal progress from the state (as upstream does with PDDL facts) and remembers what
-//! every executed command revealed, whoever chose it. It can therefore take over from any state,
-//! and it is deterministic (upstream's random tie-breaks pick the first candidate in listing order).
 
 use crate::commands::Command;
 use crate::config::SearchOrder;
@@ -20,6 +7,19 @@ use crate::vocab::ObjectClass;
 use crate::world::{Place, World};
 
 /// The expert's memory of one episode.
+///
+/// The strategy is upstream's: a sub-goal list per task type (find the object, take it, go to the
+/// microwave / fridge / sink basin and heat / cool / clean it, or find the lamp and use it, then
+/// find the receptacle and put it there; pick-two runs the simple list twice), where "find" goes to
+/// where the class was last seen, and otherwise searches receptacles in prior order (receptacles
+/// that may hold the class, last listed first, then all others); it opens closed receptacles it
+/// searches and closes them again before moving on, and first returns a wrongly held object to
+/// where it came from.
+///
+/// Unlike upstream, which parses its own observations and keeps a sub-goal index, this expert
+/// reads sub-goal progress from the state (as upstream does with PDDL facts) and remembers what
+/// every executed command revealed, whoever chose it. It can therefore take over from any state,
+/// and it is deterministic (upstream's random tie-breaks pick the first candidate in listing order).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expert {
     /// Per object: the receptacle it was last seen in, and when.

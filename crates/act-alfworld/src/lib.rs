@@ -1,11 +1,13 @@
 //! ALFWorld for Agentic Critical Training: a native text simulator that speaks upstream's text.
 //!
 //! [`AlfworldEnv`] implements act-core's [`act_core::Environment`] over a pure-Rust ALFWorld: the
-//! upstream vocabulary ([`vocab`]), seeded procedural rooms whose held-out layouts make an
-//! out-of-distribution split ([`scene`], [`split`]), the world with upstream's preconditions,
-//! effects and feedback strings word for word in grammar 0.3 or 0.4 ([`world`], [`text`],
-//! [`commands`]), and upstream's handcoded expert strategy ([`expert`]), which wins every game it
-//! generates within the 50-step budget.
+//! upstream vocabulary ([`ObjectClass`], [`ReceptacleClass`]: `alfworld/gen/constants.py` as Rust data, with
+//! which receptacle may hold which class and the openable / heatable / coolable / cleanable / toggleable /
+//! sliceable sets), seeded procedural rooms whose held-out layouts make an out-of-distribution split ([`Scene`],
+//! [`Layout`], [`generate_game`]), the world with upstream's preconditions, effects and feedback strings word for
+//! word in grammar 0.3 or 0.4 ([`World`], [`Command`], [`WELCOME`], [`NOTHING_HAPPENS`], [`HELP`]), and
+//! upstream's handcoded expert strategy ([`Expert`]), which wins every game it generates within the 50-step
+//! budget.
 //!
 //! ```
 //! use act_core::{Environment, Split, TaskRef, collect_expert_trajectory};
@@ -31,7 +33,7 @@
 //! progress from the state and is deterministic. See the crate README.
 //!
 //! # Training-data augmentation
-//! [`augment`] renames objects' instance numbers (`tomato 3` → `tomato 1`) consistently over an episode, so that a
+//! [`InstanceRenaming`] renames objects' instance numbers (`tomato 3` → `tomato 1`) consistently over an episode, so that a
 //! model trained on the renamed copies can only get a number right by reading it; [`ClassSwap`] swaps the task's
 //! object class with another throughout an episode, so that only matching the task's word against the observation
 //! tells when the object is in view.
@@ -44,25 +46,27 @@
 //! servers.
 #![warn(missing_docs)]
 
-pub mod augment;
+mod augment;
 pub mod bridge;
-pub mod commands;
-pub mod config;
-pub mod env;
-pub mod expert;
-pub mod scene;
-pub mod split;
-pub mod task;
-pub mod text;
-pub mod vocab;
-pub mod world;
+mod commands;
+mod config;
+mod env;
+mod expert;
+mod scene;
+mod split;
+mod task;
+mod text;
+mod vocab;
+mod world;
 
 pub use augment::{ClassSwap, InstanceRenaming};
-pub use commands::Command;
-pub use config::{AlfworldConfig, GrammarVersion, SearchOrder};
+pub use commands::{Command, EntityNames};
+pub use config::{AlfworldConfig, GrammarVersion, SearchOrder, UnknownGrammarVersion};
 pub use env::{AlfworldEnv, AlfworldFactory};
 pub use expert::Expert;
-pub use scene::{Layout, RoomType, Scene};
-pub use task::{Goal, TaskType};
+pub use scene::{Layout, ObjectEntity, ReceptacleEntity, RoomType, Scene};
+pub use split::generate_game;
+pub use task::{Goal, TaskType, UnknownTaskType};
+pub use text::{HELP, NOTHING_HAPPENS, WELCOME};
 pub use vocab::{ObjectClass, ReceptacleClass};
-pub use world::World;
+pub use world::{ObjectState, Place, World, WorldState};

@@ -1,12 +1,4 @@
 //! Room layouts and seeded procedural scenes.
-//!
-//! A [`Layout`] is a room of one [`RoomType`] with a fixed set of receptacles (and lamps), like one
-//! of AI2-THOR's floor plans. The catalog holds 30 layouts per room type, numbered like upstream's
-//! floor plans (kitchens 1-30, living rooms 201-230, bedrooms 301-330, bathrooms 401-430). As in
-//! upstream, layouts 1-6 of each room type are held out ([`Layout::seen`] is false): the
-//! out-of-distribution split draws only from them, and no held-out layout has the receptacle set of
-//! a seen one. A [`Scene`] is one game in a layout: objects placed where upstream allows them
-//! (`canContain`), and a goal.
 
 use std::sync::OnceLock;
 
@@ -335,6 +327,14 @@ pub struct ObjectEntity {
 ///
 /// Receptacles and objects are stored in the order upstream lists them: class ascending, number
 /// descending ("a cabinet 2, a cabinet 1, a countertop 1").
+///
+/// A [`Layout`] is a room of one [`RoomType`] with a fixed set of receptacles (and lamps), like one
+/// of AI2-THOR's floor plans. The catalog holds 30 layouts per room type, numbered like upstream's
+/// floor plans (kitchens 1-30, living rooms 201-230, bedrooms 301-330, bathrooms 401-430). As in
+/// upstream, layouts 1-6 of each room type are held out ([`Layout::seen`] is false): the
+/// out-of-distribution split draws only from them, and no held-out layout has the receptacle set of
+/// a seen one. A [`Scene`] is one game in a layout: objects placed where upstream allows them
+/// (`canContain`), and a goal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scene {
     /// The room type.

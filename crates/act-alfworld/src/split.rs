@@ -1,10 +1,4 @@
 //! Splits: which game each (split, index) is.
-//!
-//! A game is a pure function of the dataset seed, the split and the index. Training and
-//! in-distribution evaluation games come from seen layouts (different seed streams, so different
-//! games), out-of-distribution games from held-out layouts only. Task types are drawn with
-//! upstream's training-set proportions. Every game is checked at generation: the expert must win it
-//! within [`SOLVABLE_WITHIN`] steps, or the scene is redrawn in the same layout.
 
 use act_core::{EnvError, Split, derive_seed, rng_from_seed};
 use rand::distr::{Distribution, weighted::WeightedIndex};
@@ -66,6 +60,12 @@ pub fn layouts_for(split: Split, task_type: TaskType) -> Vec<&'static Layout> {
 }
 
 /// The game `index` of `split`: a scene the expert wins within the budget.
+///
+/// A game is a pure function of the dataset seed, the split and the index. Training and
+/// in-distribution evaluation games come from seen layouts (different seed streams, so different
+/// games), out-of-distribution games from held-out layouts only. Task types are drawn with
+/// upstream's training-set proportions. Every game is checked at generation: the expert must win it
+/// within 50 steps, or the scene is redrawn in the same layout.
 pub fn generate_game(config: &AlfworldConfig, split: Split, index: usize) -> Result<Scene, EnvError> {
     let size = split_size(config, split)?;
     if index >= size {

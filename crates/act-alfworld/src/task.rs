@@ -1,7 +1,4 @@
 //! The six ALFWorld task types, their goals and the two goal phrasings of each.
-//!
-//! Phrasings follow upstream `alfworld/gen/goal_library.py`; the goal conditions follow its PDDL
-//! goals (checked in [`crate::world::World::goal_satisfied`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -11,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use crate::vocab::{ObjectClass, ReceptacleClass};
 
 /// An ALFWorld task type (upstream names).
+///
+/// Phrasings follow upstream `alfworld/gen/goal_library.py`; the goal conditions follow its PDDL
+/// goals (checked in [`crate::world::World::goal_satisfied`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskType {

@@ -1,11 +1,4 @@
 //! The world state of one game, its admissible commands and their effects.
-//!
-//! Preconditions and effects follow upstream's PDDL domain (`alfworld/data/alfred.pddl`) as the
-//! TextWorld engine grounds it: one receptacle per location; `take` needs empty hands and an open
-//! receptacle if openable; `put` needs an open receptacle that `canContain` the object; heat, cool
-//! and clean work with the appliance closed and leave the object in hand; `use` needs the lamp at
-//! the agent's location; `slice` needs a held knife and the object at the location (even behind a
-//! closed door); `examine O` is admissible for the held object only.
 
 use crate::commands::{Command, EntityNames};
 use crate::config::GrammarVersion;
@@ -42,6 +35,13 @@ pub struct ObjectState {
 
 /// The mutable part of a world: everything a command can change. Two worlds of one scene with
 /// equal states behave identically.
+///
+/// Preconditions and effects follow upstream's PDDL domain (`alfworld/data/alfred.pddl`) as the
+/// TextWorld engine grounds it: one receptacle per location; `take` needs empty hands and an open
+/// receptacle if openable; `put` needs an open receptacle that `canContain` the object; heat, cool
+/// and clean work with the appliance closed and leave the object in hand; `use` needs the lamp at
+/// the agent's location; `slice` needs a held knife and the object at the location (even behind a
+/// closed door); `examine O` is admissible for the held object only.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct WorldState {
     /// Whether each receptacle is open.

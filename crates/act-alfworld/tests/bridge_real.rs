@@ -121,7 +121,7 @@ fn grammar_0_4_moves_and_arrives_by_name() {
     let index = index_of(&env, "pick_and_place_simple-apple-diningtable");
     let reset = env.reset(&TaskRef::index(Split::Train, index), 11).unwrap();
     assert!(reset.admissible_actions.unwrap().iter().any(|a| a.as_str() == "help"));
-    assert_eq!(env.step("help").unwrap().observation.as_str(), act_alfworld::text::HELP, "the native help text");
+    assert_eq!(env.step("help").unwrap().observation.as_str(), act_alfworld::HELP, "the native help text");
     let arrive = env.step("go to countertop 1").unwrap();
     assert_eq!(arrive.observation.as_str(), "You arrive at countertop 1. On the countertop 1, you see a apple 1.");
     env.step("take apple 1 from countertop 1").unwrap();

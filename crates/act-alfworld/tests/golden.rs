@@ -1,11 +1,11 @@
 //! Golden transcripts of small hand-made scenes, checked line by line against upstream's text
 //! formats (`alfworld/data/alfred.twl2`, grammar 0.3 and 0.4).
 
-use act_alfworld::scene::{ObjectEntity, ReceptacleEntity};
-use act_alfworld::text::HELP;
+use act_alfworld::HELP;
 use act_alfworld::{
     Expert, Goal, GrammarVersion, ObjectClass as O, ReceptacleClass as R, RoomType, Scene, TaskType, World,
 };
+use act_alfworld::{ObjectEntity, ReceptacleEntity};
 
 fn receptacle(class: R, number: u16, location: u16) -> ReceptacleEntity {
     ReceptacleEntity { class, number, location }

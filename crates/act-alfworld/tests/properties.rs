@@ -19,7 +19,7 @@ fn env(grammar: GrammarVersion) -> AlfworldEnv {
 }
 
 /// A state fingerprint: the world state plus the step counter.
-fn fingerprint(env: &AlfworldEnv) -> (act_alfworld::world::WorldState, usize, Vec<String>) {
+fn fingerprint(env: &AlfworldEnv) -> (act_alfworld::WorldState, usize, Vec<String>) {
     let world = env.world().unwrap();
     let admissible = world.admissible().iter().map(|(t, _)| t.clone()).collect();
     (world.state().clone(), env.steps_used(), admissible)

@@ -53,6 +53,7 @@ pub enum EnvError {
 
 /// An error from a [`Policy`](crate::Policy).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PolicyError {
     /// The policy cannot answer this kind of query (for example a scripted policy asked a free-text question).
     #[error("policy `{policy}` cannot answer this query: {reason}")]
@@ -74,6 +75,7 @@ pub enum PolicyError {
 
 /// An error from a [`RewardFn`](crate::RewardFn).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RewardError {
     /// The reward function was handed a target it does not score (say, a next-action target to a comparison reward).
     #[error("reward `{reward}` cannot score a `{target}` target")]
@@ -85,8 +87,9 @@ pub enum RewardError {
     },
 }
 
-/// An error while parsing model output (see [`parse`](crate::parse)).
+/// An error while parsing model output (see [`parse_action`](crate::parse_action)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The tag does not occur.
     #[error("missing <{0}>...</{0}>")]
@@ -116,6 +119,7 @@ pub enum ParseError {
 /// An error while reading or writing a JSONL dataset. Every variant names the file; parse errors name the line and
 /// the field too.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DatasetError {
     /// The file could not be opened, read or written.
     #[error("{path}: {source}")]
@@ -167,8 +171,9 @@ impl DatasetError {
     }
 }
 
-/// An error in a prompt template (see [`prompt`](crate::prompt)).
+/// An error in a prompt template (see [`PromptTemplates`](crate::PromptTemplates)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TemplateError {
     /// The template names a placeholder the renderer does not know.
     #[error("template `{template}` uses unknown placeholder `{{{placeholder}}}`; known: {known}")]
@@ -200,6 +205,7 @@ pub enum TemplateError {
 
 /// Any act-core error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// See [`EnvError`].
     #[error(transparent)]

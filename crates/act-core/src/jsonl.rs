@@ -1,18 +1,4 @@
 //! JSONL datasets: streaming reads whose errors name the file, line and field, and atomic writes.
-//!
-//! ```
-//! use act_core::{read_jsonl, write_jsonl, SftSample};
-//! let dir = tempfile::tempdir().unwrap();
-//! let path = dir.path().join("sft.jsonl");
-//! let samples = vec![SftSample { id: "t#0".into(), prompt: "p".into(), completion: "<action>look</action>".into() }];
-//! write_jsonl(&path, &samples).unwrap();
-//! assert_eq!(read_jsonl::<SftSample>(&path).unwrap(), samples);
-//!
-//! std::fs::write(&path, "{\"id\": \"t#0\", \"prompt\": \"p\"}\n").unwrap();
-//! let err = read_jsonl::<SftSample>(&path).unwrap_err();
-//! assert_eq!(err.line(), Some(1));
-//! assert_eq!(err.field(), Some("completion"));
-//! ```
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
@@ -25,6 +11,20 @@ use serde::de::DeserializeOwned;
 use crate::error::DatasetError;
 
 /// Reads every record of a JSONL file. Blank lines are skipped; any other bad line is an error naming it.
+///
+/// ```
+/// use act_core::{read_jsonl, write_jsonl, SftSample};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("sft.jsonl");
+/// let samples = vec![SftSample { id: "t#0".into(), prompt: "p".into(), completion: "<action>look</action>".into() }];
+/// write_jsonl(&path, &samples).unwrap();
+/// assert_eq!(read_jsonl::<SftSample>(&path).unwrap(), samples);
+///
+/// std::fs::write(&path, "{\"id\": \"t#0\", \"prompt\": \"p\"}\n").unwrap();
+/// let err = read_jsonl::<SftSample>(&path).unwrap_err();
+/// assert_eq!(err.line(), Some(1));
+/// assert_eq!(err.field(), Some("completion"));
+/// ```
 pub fn read_jsonl<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Vec<T>, DatasetError> {
     JsonlReader::open(path)?.collect()
 }

@@ -43,20 +43,20 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeExample;
 
-pub mod choice;
-pub mod env;
-pub mod error;
-pub mod jsonl;
-pub mod pair;
-pub mod parse;
-pub mod policy;
-pub mod prompt;
-pub mod reward;
-pub mod rng;
-pub mod sample;
-pub mod scripted;
+mod choice;
+mod env;
+mod error;
+mod jsonl;
+mod pair;
+mod parse;
+mod policy;
+mod prompt;
+mod reward;
+mod rng;
+mod sample;
+mod scripted;
 mod template;
-pub mod trajectory;
+mod trajectory;
 
 pub use choice::Choice;
 pub use env::{
@@ -66,7 +66,8 @@ pub use error::{DatasetError, EnvError, Error, ParseError, PolicyError, RewardEr
 pub use jsonl::{JsonlReader, JsonlWriter, atomic_write, read_jsonl, write_jsonl};
 pub use pair::{ActionPair, PairProvenance, PresentedOrder};
 pub use parse::{
-    ParsedAction, actions_match, admits, extract_tag, normalize_action, parse_action, parse_choice, parse_critique,
+    ACTION_TAG, ANSWER_TAG, CRITIC_TAG, ParsedAction, THINK_TAG, actions_match, admits, extract_tag, normalize_action,
+    parse_action, parse_choice, parse_critique,
 };
 pub use policy::{Completion, Policy, Query, QueryKind, SamplingParams};
 pub use prompt::{PromptConfig, PromptTemplates, Prompter};

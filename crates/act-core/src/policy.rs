@@ -15,7 +15,8 @@ pub struct SamplingParams {
     pub top_p: f32,
     /// Keep only the `top_k` most likely tokens; 0 disables it.
     pub top_k: usize,
-    /// The most tokens to generate per completion.
+    /// The most tokens to generate per completion (`max_completion_tokens`, TRL's name, is accepted in JSON).
+    #[serde(alias = "max_completion_tokens")]
     pub max_new_tokens: usize,
     /// Generation stops after any of these strings (which are kept in the completion).
     pub stop: Vec<String>,

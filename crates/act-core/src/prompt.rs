@@ -1,37 +1,4 @@
 //! Prompt builders: the action prompt (with or without reasoning) and the comparison prompt of ACT.
-//!
-//! Templates are data ([`PromptTemplates`], serde): a user can load their own from JSON. Placeholders:
-//!
-//! | template | placeholders |
-//! |---|---|
-//! | `act_reasoning`, `act_plain` | `{environment}` `{task}` `{history}` `{observation}` `{admissible_actions}` `{step}` |
-//! | `compare` | the above and `{action_1}` `{action_2}` (both required) |
-//! | `predict` | the above and `{action}` (required): what follows the action (world modelling, Early Experience) |
-//! | `reflect` | the above and `{action}` `{outcome}` `{alternative}` `{alternative_outcome}` (all required): why the expert's action beats another, given what followed each (self-reflection, Early Experience) |
-//! | `history` | `{step}` `{shown}` `{entries}` (used when there is history; otherwise `{history}` is empty) |
-//! | `history_entry` | `{index}` `{observation}` `{action}` `{task}` |
-//! | `admissible` | `{actions}` (used when admissible actions are shown and known) |
-//! | `hint` | `{entries}` (a guided rollout's reference actions, placed before the action prompt) |
-//! | `hint_entry` | `{index}` `{action}` |
-//! | `critique` | `{environment}` `{task}` `{score}` `{trajectory}` (required): a critic's view of a failed episode (ICRL), answered with tips in `<critic>` |
-//! | `critique_step` | `{index}` `{observation}` `{action}`: one step of that episode, its observation cut at [`PromptConfig::critique_observation_chars`] |
-//! | `tips` | `{tips}` (required): a critic's tips, placed before the action prompt of the next round |
-//!
-//! ```
-//! use act_core::*;
-//! let prompter = Prompter::new(PromptConfig::default().with_environment("the ALFRED Embodied Environment")).unwrap();
-//! let state = AgentState {
-//!     task_id: "t".into(), task: "put a hot apple in countertop.".into(), step_index: 0, history: vec![],
-//!     observation: "You are in the middle of a room.".into(),
-//!     admissible_actions: vec!["go to fridge 1".into(), "look".into()],
-//! };
-//! let prompt = prompter.act(&state);
-//! assert!(prompt.contains("Your task is to: put a hot apple in countertop."));
-//! assert!(prompt.contains("'go to fridge 1'"));
-//! assert!(prompt.contains("<think>"));
-//! let compare = prompter.compare(&state, [&"look".into(), &"go to fridge 1".into()]);
-//! assert!(compare.contains("Action 1: look\nAction 2: go to fridge 1"));
-//! ```
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +12,39 @@ use crate::template::Template;
 use crate::trajectory::{Action, AgentState, Trajectory};
 
 /// The prompt templates. [`Default`] gives prompts in the style of verl-agent's (which the ACT paper builds on).
+///
+/// Templates are data ([`PromptTemplates`], serde): a user can load their own from JSON. Placeholders:
+///
+/// | template | placeholders |
+/// |---|---|
+/// | `act_reasoning`, `act_plain` | `{environment}` `{task}` `{history}` `{observation}` `{admissible_actions}` `{step}` |
+/// | `compare` | the above and `{action_1}` `{action_2}` (both required) |
+/// | `predict` | the above and `{action}` (required): what follows the action (world modelling, Early Experience) |
+/// | `reflect` | the above and `{action}` `{outcome}` `{alternative}` `{alternative_outcome}` (all required): why the expert's action beats another, given what followed each (self-reflection, Early Experience) |
+/// | `history` | `{step}` `{shown}` `{entries}` (used when there is history; otherwise `{history}` is empty) |
+/// | `history_entry` | `{index}` `{observation}` `{action}` `{task}` |
+/// | `admissible` | `{actions}` (used when admissible actions are shown and known) |
+/// | `hint` | `{entries}` (a guided rollout's reference actions, placed before the action prompt) |
+/// | `hint_entry` | `{index}` `{action}` |
+/// | `critique` | `{environment}` `{task}` `{score}` `{trajectory}` (required): a critic's view of a failed episode (ICRL), answered with tips in `<critic>` |
+/// | `critique_step` | `{index}` `{observation}` `{action}`: one step of that episode, its observation cut at [`PromptConfig::critique_observation_chars`] |
+/// | `tips` | `{tips}` (required): a critic's tips, placed before the action prompt of the next round |
+///
+/// ```
+/// use act_core::*;
+/// let prompter = Prompter::new(PromptConfig::default().with_environment("the ALFRED Embodied Environment")).unwrap();
+/// let state = AgentState {
+///     task_id: "t".into(), task: "put a hot apple in countertop.".into(), step_index: 0, history: vec![],
+///     observation: "You are in the middle of a room.".into(),
+///     admissible_actions: vec!["go to fridge 1".into(), "look".into()],
+/// };
+/// let prompt = prompter.act(&state);
+/// assert!(prompt.contains("Your task is to: put a hot apple in countertop."));
+/// assert!(prompt.contains("'go to fridge 1'"));
+/// assert!(prompt.contains("<think>"));
+/// let compare = prompter.compare(&state, [&"look".into(), &"go to fridge 1".into()]);
+/// assert!(compare.contains("Action 1: look\nAction 2: go to fridge 1"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct PromptTemplates {

@@ -1,8 +1,4 @@
 //! Seeded randomness: every random choice in act-rs flows from a `u64` seed through ChaCha8.
-//!
-//! [`derive_seed`] splits one seed into independent streams (one per episode, per query, per worker), so results
-//! do not depend on the order or thread in which work runs. [`RngState`] captures a generator exactly, so training
-//! can stop and resume bit-identically.
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -31,6 +27,10 @@ pub fn rng_from_seed(seed: u64) -> ActRng {
 /// assert_ne!(derive_seed(1, 0), derive_seed(1, 1));
 /// assert_ne!(derive_seed(1, 2), derive_seed(2, 1));
 /// ```
+///
+/// [`derive_seed`] splits one seed into independent streams (one per episode, per query, per worker), so results
+/// do not depend on the order or thread in which work runs. [`RngState`] captures a generator exactly, so training
+/// can stop and resume bit-identically.
 pub fn derive_seed(seed: u64, stream: u64) -> u64 {
     splitmix64(splitmix64(seed) ^ stream.wrapping_mul(0xD6E8_FEB8_6659_FD93))
 }

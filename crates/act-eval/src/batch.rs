@@ -96,7 +96,8 @@ impl ItemEvalConfig {
         self
     }
 
-    pub(crate) fn validate(&self) -> Result<(), EvalError> {
+    /// Checks the settings: a positive batch size and valid bootstrap settings. The evaluations call it first.
+    pub fn validate(&self) -> Result<(), EvalError> {
         if self.batch_size == 0 {
             return Err(EvalError::Config("the batch size is 0".into()));
         }

@@ -1,25 +1,4 @@
 //! On-line evaluation: whole episodes of a policy (or the environment's expert) on an environment split.
-//!
-//! Episode `i` plays task `i` of the split with seed [`derive_seed`](act_core::derive_seed)`(config.seed, i)`.
-//! Results are kept in episode order, so the report is the same for any thread count.
-//!
-//! How the policy is called depends on [`EpisodeEvalConfig::batch_size`]:
-//!
-//! - `1` (the default): episodes run in parallel on the current rayon pool, one environment instance per worker,
-//!   and each step of each episode is one [`Policy::generate`](act_core::Policy::generate) call with a single
-//!   query, whose sampling seed at step `t` is `derive_seed(episode_seed, t)`.
-//! - `n > 1`: up to `n` episodes are played in lockstep, each on its own environment instance: every call sends
-//!   one action query per live episode (in the order of the batch's slots) and a finished episode's slot takes the
-//!   next unplayed episode, so the batch stays full until the episodes run out. Call `c` (counting from 0) samples
-//!   with seed `derive_seed(derive_seed(config.seed, LOCKSTEP_STREAM), c)`, where `LOCKSTEP_STREAM` is
-//!   `0x6C6F_636B_7374_6570`, so query `i` of it samples from `derive_seed(that seed, i)` (the
-//!   [`Policy`](act_core::Policy) contract). A sampling (temperature > 0) policy's results are therefore
-//!   reproducible for a given batch size but differ from those of batch size 1 (and of other batch sizes); a
-//!   greedy or otherwise seed-independent policy gives the same results for every batch size. Environments step
-//!   in parallel on the rayon pool; the results never depend on the thread count.
-//!
-//! The expert ([`Agent::Expert`]) asks no policy and always plays as with batch size 1. act-rollout's driver plays
-//! the episodes ([`act_rollout::Rollout`]).
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -30,9 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
-pub use crate::play::{
-    Agent, EpisodeEvalConfig, EpisodeResult, InvalidActionHandling, TranscriptStep, nearest_admissible,
-};
+pub use crate::play::{Agent, EpisodeEvalConfig, EpisodeResult, InvalidActionHandling, TranscriptStep};
 use crate::stats::{self, BootstrapConfig, Estimate};
 
 /// The success and score of one task type.
@@ -167,15 +144,33 @@ pub(crate) fn check_indices(indices: impl Iterator<Item = usize>, what: &str) ->
 ///
 /// Any environment or policy error stops the evaluation and names the episode (or, for a failed batched call, the
 /// episodes in it): a report never leaves an episode out.
+///
+/// Episode `i` plays task `i` of the split with seed [`derive_seed`](act_core::derive_seed)`(config.seed, i)`.
+/// Results are kept in episode order, so the report is the same for any thread count.
+///
+/// How the policy is called depends on [`EpisodeEvalConfig::batch_size`]:
+///
+/// - `1` (the default): episodes run in parallel on the current rayon pool, one environment instance per worker,
+///   and each step of each episode is one [`Policy::generate`](act_core::Policy::generate) call with a single
+///   query, whose sampling seed at step `t` is `derive_seed(episode_seed, t)`.
+/// - `n > 1`: up to `n` episodes are played in lockstep, each on its own environment instance: every call sends
+///   one action query per live episode (in the order of the batch's slots) and a finished episode's slot takes the
+///   next unplayed episode, so the batch stays full until the episodes run out. Call `c` (counting from 0) samples
+///   with seed `derive_seed(derive_seed(config.seed, LOCKSTEP_STREAM), c)`, where `LOCKSTEP_STREAM` is
+///   `0x6C6F_636B_7374_6570`, so query `i` of it samples from `derive_seed(that seed, i)` (the
+///   [`Policy`](act_core::Policy) contract). A sampling (temperature > 0) policy's results are therefore
+///   reproducible for a given batch size but differ from those of batch size 1 (and of other batch sizes); a
+///   greedy or otherwise seed-independent policy gives the same results for every batch size. Environments step
+///   in parallel on the rayon pool; the results never depend on the thread count.
+///
+/// The expert ([`Agent::Expert`]) asks no policy and always plays as with batch size 1. act-rollout's driver plays
+/// the episodes ([`act_rollout::Rollout`]).
 pub fn evaluate_episodes<F: EnvironmentFactory>(
     factory: &F,
     agent: Agent<'_>,
     config: &EpisodeEvalConfig,
 ) -> Result<EpisodeReport, EvalError> {
-    config.bootstrap.validate()?;
-    if config.batch_size == 0 {
-        return Err(EvalError::Config("the batch size is 0".into()));
-    }
+    config.validate()?;
     let prompter =
         Prompter::new(config.prompt.clone()).map_err(|e| EvalError::Config(format!("prompt templates: {e}")))?;
     let probe = factory.make().map_err(EvalError::MakeEnv)?;
@@ -196,7 +191,7 @@ pub fn evaluate_episodes<F: EnvironmentFactory>(
     }
     let step_budget = config.step_budget.unwrap_or_else(|| probe.step_budget());
     if step_budget == 0 {
-        return Err(EvalError::Config("the step budget is 0".into()));
+        return Err(EvalError::Config(format!("the step budget of `{env_name}` is 0")));
     }
 
     let progress = progress_bar(episodes as u64, config.progress, &format!("{} on {env_name}", agent.name()));

@@ -10,10 +10,11 @@
 //!   many episodes;
 //! - [`evaluate_next_action`]: how often the policy's action in an expert state matches the expert's;
 //! - [`evaluate_critic`]: how often the model picks the expert action of an [`ActionPair`](act_core::ActionPair);
-//! - [`stats`]: seeded bootstrap and Wilson intervals, paired comparisons with an exact sign (McNemar) test;
+//! - [`paired_comparison`], [`compare_episodes`], [`wilson_interval`]: seeded bootstrap and Wilson intervals, paired
+//!   comparisons with an exact sign (McNemar) test;
 //! - [`EvalRecord`]: one JSON file per evaluation, written atomically and validated on load; Markdown, alone or
 //!   as the paper's method × benchmark table ([`render_table`]);
-//! - [`plot`]: SVG or PNG training curves from metrics JSONL, success by method with interval whiskers, and named
+//! - [`plot_training_curves`], [`plot_success_by_method`], [`plot_lines`]: SVG or PNG training curves from metrics JSONL, success by method with interval whiskers, and named
 //!   lines on one chart (success against environment steps).
 //!
 //! ```
@@ -63,15 +64,15 @@
 #![warn(missing_docs)]
 
 mod batch;
-pub mod critic;
-pub mod episodes;
-pub mod error;
-pub mod next_action;
-pub mod paired;
+mod critic;
+mod episodes;
+mod error;
+mod next_action;
+mod paired;
 mod play;
-pub mod plot;
-pub mod report;
-pub mod stats;
+mod plot;
+mod report;
+mod stats;
 
 pub use batch::ItemEvalConfig;
 pub use critic::{CriticReport, CriticResult, CriticSummary, evaluate_critic};
@@ -90,4 +91,6 @@ pub use report::{
     EvalRecord, Evaluation, RECORD_FORMAT, render_paired, render_score_table, render_table, render_table_with,
     render_verb_table,
 };
-pub use stats::{BootstrapConfig, Estimate, Interval, PairedComparison};
+pub use stats::{
+    BootstrapConfig, Estimate, Interval, PairedComparison, paired_comparison, sign_test_p, wilson_interval,
+};

@@ -52,8 +52,8 @@ pub struct NextActionResult {
 /// `search[red shoes]`), lower-cased; empty for an empty action.
 ///
 /// ```
-/// assert_eq!(act_eval::next_action::action_verb("go to desk 1"), "go");
-/// assert_eq!(act_eval::next_action::action_verb("Click[Buy Now]"), "click");
+/// assert_eq!(act_eval::action_verb("go to desk 1"), "go");
+/// assert_eq!(act_eval::action_verb("Click[Buy Now]"), "click");
 /// ```
 pub fn action_verb(action: &str) -> String {
     let action = action.trim();

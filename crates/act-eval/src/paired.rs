@@ -9,6 +9,7 @@ use crate::stats::{BootstrapConfig, PairedComparison, paired_comparison};
 
 /// Which score of an episode to compare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EpisodeMetric {
     /// Won (1) or not (0): the comparison's sign test is the exact McNemar test.
     Success,

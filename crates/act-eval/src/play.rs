@@ -1,12 +1,13 @@
 //! What an on-line evaluation plays: who acts ([`Agent`]), the settings ([`EpisodeEvalConfig`]), and the record
 //! of a played episode ([`EpisodeResult`]). act-rollout plays the episodes; what to do with an invalid action
-//! ([`InvalidActionHandling`], [`nearest_admissible`]) is its.
+//! ([`InvalidActionHandling`], `act_rollout::nearest_admissible`) is its.
 
 use act_core::{Action, Observation, Policy, PromptConfig, Prompter, SamplingParams, Split};
+pub use act_rollout::InvalidActionHandling;
 use act_rollout::{Actor, ExpertActor, PlayedEpisode, PolicyActor};
-pub use act_rollout::{InvalidActionHandling, nearest_admissible};
 use serde::{Deserialize, Serialize};
 
+use crate::error::EvalError;
 use crate::stats::BootstrapConfig;
 
 /// Who acts in the episodes.
@@ -142,12 +143,29 @@ impl EpisodeEvalConfig {
         self
     }
 
-    /// Plays up to `batch_size` episodes in lockstep, one [`Policy::generate`] call per step of them all (0 counts
-    /// as 1). See [`EpisodeEvalConfig::batch_size`] for what it changes.
+    /// Plays up to `batch_size` episodes in lockstep, one [`Policy::generate`] call per step of them all (must be
+    /// positive). See [`EpisodeEvalConfig::batch_size`] for what it changes.
     #[must_use]
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
-        self.batch_size = batch_size.max(1);
+        self.batch_size = batch_size;
         self
+    }
+
+    /// Checks the settings: a positive batch size, a positive episode count and step budget when set, valid
+    /// bootstrap settings and prompt templates. [`evaluate_episodes`](crate::evaluate_episodes) calls it first.
+    pub fn validate(&self) -> Result<(), EvalError> {
+        if self.batch_size == 0 {
+            return Err(EvalError::Config("the batch size is 0".into()));
+        }
+        if self.episodes == Some(0) {
+            return Err(EvalError::Config("the episode count is 0".into()));
+        }
+        if self.step_budget == Some(0) {
+            return Err(EvalError::Config("the step budget is 0".into()));
+        }
+        self.bootstrap.validate()?;
+        Prompter::new(self.prompt.clone()).map_err(|e| EvalError::Config(format!("prompt templates: {e}")))?;
+        Ok(())
     }
 
     /// Sets the bootstrap configuration.

@@ -1,7 +1,4 @@
 //! Plots: training curves from a trainer's metrics JSONL, and success by method with interval whiskers.
-//!
-//! The file's extension picks the format: `.svg` or `.png`. Text is laid out with an embedded DejaVu Sans (through
-//! ab_glyph), so no system fonts are needed and plots draw the same everywhere. Files are written atomically.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -75,6 +72,9 @@ fn flatten_into(values: &mut BTreeMap<String, f64>, key: &str, value: &serde_jso
 /// Draws one panel per field of `fields` (value against step), stacked, into `path` (`.svg` or `.png`).
 ///
 /// Fails when a field occurs in no row.
+///
+/// The file's extension picks the format: `.svg` or `.png`. Text is laid out with an embedded DejaVu Sans (through
+/// ab_glyph), so no system fonts are needed and plots draw the same everywhere. Files are written atomically.
 pub fn plot_training_curves(
     rows: &[MetricsRow],
     fields: &[&str],

@@ -18,6 +18,7 @@ pub const RECORD_FORMAT: &str = "act-eval/1";
 /// One evaluation of any kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Evaluation {
     /// On-line episodes.
     Episodes(EpisodeReport),

@@ -1,23 +1,4 @@
 //! Uncertainty: seeded percentile-bootstrap intervals, Wilson score intervals, and paired comparisons.
-//!
-//! Every bootstrap draws its resamples from [`BootstrapConfig::seed`] alone, so the same data and configuration
-//! give the same interval on every machine and thread count.
-//!
-//! ```
-//! use act_eval::stats::{BootstrapConfig, rate, paired_comparison};
-//! let config = BootstrapConfig::default();
-//! let wins = [true, true, false, true, false, true, true, true];
-//! let estimate = rate(&wins, &config).unwrap();
-//! assert_eq!(estimate.value, 0.75);
-//! assert!(estimate.ci.lower <= 0.75 && 0.75 <= estimate.ci.upper);
-//!
-//! // Two policies on the same tasks: a wins where b loses on 3 tasks, never the reverse.
-//! let a = [1.0, 1.0, 1.0, 0.0, 1.0];
-//! let b = [0.0, 0.0, 0.0, 0.0, 1.0];
-//! let cmp = paired_comparison(&a, &b, &config).unwrap();
-//! assert_eq!((cmp.a_better, cmp.b_better, cmp.ties), (3, 0, 2));
-//! assert_eq!(cmp.sign_test_p, 0.25); // exact two-sided: 2 * 0.5^3
-//! ```
 
 use act_core::rng_from_seed;
 use rand::RngExt;
@@ -26,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::EvalError;
 
 /// How bootstrap intervals are drawn.
+///
+/// Every bootstrap draws its resamples from [`seed`](Self::seed) alone, so the same data and configuration give
+/// the same interval on every machine and thread count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct BootstrapConfig {
@@ -178,7 +162,7 @@ fn quantile(sorted: &[f64], p: f64) -> f64 {
 /// The Wilson score interval for `successes` out of `n` trials at confidence `level`; `[0, 1]` when `n` is 0.
 ///
 /// ```
-/// let w = act_eval::stats::wilson_interval(8, 10, 0.95);
+/// let w = act_eval::wilson_interval(8, 10, 0.95);
 /// assert!((w.lower - 0.4902).abs() < 1e-4 && (w.upper - 0.9433).abs() < 1e-4);
 /// ```
 pub fn wilson_interval(successes: usize, n: usize, level: f64) -> Interval {
@@ -258,6 +242,17 @@ pub struct PairedComparison {
 /// Compares `a` and `b`, two measurements of the same units in the same order.
 ///
 /// Fails when the lengths differ or there are no units.
+///
+/// ```
+/// use act_eval::{BootstrapConfig, paired_comparison};
+/// // Two policies on the same tasks: a wins where b loses on 3 tasks, never the reverse.
+/// let a = [1.0, 1.0, 1.0, 0.0, 1.0];
+/// let b = [0.0, 0.0, 0.0, 0.0, 1.0];
+/// let cmp = paired_comparison(&a, &b, &BootstrapConfig::default()).unwrap();
+/// assert_eq!((cmp.a_better, cmp.b_better, cmp.ties), (3, 0, 2));
+/// assert_eq!(cmp.sign_test_p, 0.25); // exact two-sided: 2 * 0.5^3
+/// assert!(cmp.difference.ci.lower <= 0.6 && 0.6 <= cmp.difference.ci.upper);
+/// ```
 pub fn paired_comparison(a: &[f64], b: &[f64], config: &BootstrapConfig) -> Result<PairedComparison, EvalError> {
     if a.len() != b.len() {
         return Err(EvalError::Unpaired(format!("{} units against {}", a.len(), b.len())));
@@ -287,7 +282,7 @@ pub fn paired_comparison(a: &[f64], b: &[f64], config: &BootstrapConfig) -> Resu
 /// Summed directly up to 1,000 untied units and in log space beyond, so it neither underflows nor loses precision.
 ///
 /// ```
-/// use act_eval::stats::sign_test_p;
+/// use act_eval::sign_test_p;
 /// assert_eq!(sign_test_p(0, 0), 1.0);
 /// assert!((sign_test_p(1, 9) - 0.021484375).abs() < 1e-12); // 2 * (1 + 10) / 1024
 /// ```

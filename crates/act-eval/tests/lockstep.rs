@@ -77,6 +77,7 @@ fn batched_results_match_unbatched_for_any_batch_size_and_thread_count() {
         match handling {
             InvalidActionHandling::AsIs => assert!(results.iter().any(|r| r.unparseable_outputs > 0 && r.steps == 4)),
             InvalidActionHandling::SnapToNearest => assert!(results.iter().any(|r| r.snapped_actions > 0)),
+            other => panic!("untested handling {other:?}"),
         }
         for batch_size in [1, 3, 7, 64, 500] {
             for threads in [1, 4] {
@@ -246,8 +247,10 @@ fn errors_name_the_episodes() {
 #[test]
 fn batch_size_defaults_to_one_and_zero_is_refused() {
     assert_eq!(EpisodeEvalConfig::new(Split::Test).batch_size, 1);
-    assert_eq!(config().with_batch_size(0).batch_size, 1);
-    let zero = EpisodeEvalConfig { batch_size: 0, ..config() };
+    // The setter stores what it is given and validation refuses 0, as ItemEvalConfig and RolloutConfig do.
+    let zero = config().with_batch_size(0);
+    assert_eq!(zero.batch_size, 0);
+    assert!(zero.validate().unwrap_err().to_string().contains("the batch size is 0"));
     let err = evaluate_episodes(&doors(5), Agent::Expert, &zero).unwrap_err();
     assert!(err.to_string().contains("the batch size is 0"), "{err}");
 

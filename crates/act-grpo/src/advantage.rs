@@ -1,13 +1,4 @@
 //! Group-relative advantages: each completion's reward against the other completions of its prompt.
-//!
-//! ```
-//! use act_grpo::{AdvantageConfig, group_advantages};
-//! // Two prompts, G = 2: the Bessel std of {0, 1} is 0.7071, so the advantages are about +-0.7070.
-//! let out = group_advantages(&[0.0, 1.0, 1.0, 1.0], 2, &AdvantageConfig::default()).unwrap();
-//! assert!((out.advantages[1] - 0.5 / (0.5f64.sqrt() + 1e-4)).abs() < 1e-12);
-//! assert_eq!(&out.advantages[2..], &[0.0, 0.0]);
-//! assert_eq!(out.zero_std_groups, 1);
-//! ```
 
 use crate::config::{AdvantageConfig, AdvantageMode, SingletonAdvantage};
 use crate::error::GrpoError;
@@ -48,6 +39,15 @@ pub fn mean_std(values: &[f64]) -> (f64, Option<f64>) {
 /// Advantages of `rewards`, laid out as consecutive groups of `group_size` (the last group may be shorter).
 ///
 /// Errors on an empty batch, a zero group size or a non-finite reward.
+///
+/// ```
+/// use act_grpo::{AdvantageConfig, group_advantages};
+/// // Two prompts, G = 2: the Bessel std of {0, 1} is 0.7071, so the advantages are about +-0.7070.
+/// let out = group_advantages(&[0.0, 1.0, 1.0, 1.0], 2, &AdvantageConfig::default()).unwrap();
+/// assert!((out.advantages[1] - 0.5 / (0.5f64.sqrt() + 1e-4)).abs() < 1e-12);
+/// assert_eq!(&out.advantages[2..], &[0.0, 0.0]);
+/// assert_eq!(out.zero_std_groups, 1);
+/// ```
 pub fn group_advantages(rewards: &[f64], group_size: usize, config: &AdvantageConfig) -> Result<Advantages, GrpoError> {
     if group_size == 0 {
         return Err(GrpoError::Input("group size must be positive".into()));

@@ -3,7 +3,7 @@
 
 use std::ops::Range;
 
-use act_model::parallel::shard_gradients;
+use act_model::shard_gradients;
 use act_model::{PadSide, Qwen3, SharedPrefixBatch, TokenBatch};
 use burn::optim::{GradientsAccumulator, GradientsParams};
 use burn::prelude::*;

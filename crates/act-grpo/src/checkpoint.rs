@@ -1,8 +1,5 @@
 //! Trainer checkpoints: policy with optimizer state and trainer state (act-model's `TrainingCheckpoint`), the
 //! frozen reference model when a KL term needs one, and the tokenizer, in one directory replaced atomically.
-//!
-//! Layout: `policy/` (model, optimizer, `trainer_state.json`), `reference/` (HF safetensors; only with KL),
-//! `tokenizer.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +16,9 @@ const REFERENCE_DIR: &str = "reference";
 const TOKENIZER_FILE: &str = "tokenizer.json";
 
 /// The directory name of the checkpoint after `step` steps: `checkpoint-000120`.
+///
+/// Layout: `policy/` (model, optimizer, `trainer_state.json`), `reference/` (HF safetensors; only with KL),
+/// `tokenizer.json`.
 pub fn checkpoint_name(step: usize) -> String {
     format!("checkpoint-{step:06}")
 }

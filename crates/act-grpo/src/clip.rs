@@ -1,7 +1,4 @@
 //! Global-norm gradient clipping over a whole module, as PyTorch's `clip_grad_norm_` does.
-//!
-//! Burn's `GradientClipping::Norm` clips each parameter tensor by its own norm, which changes the update's
-//! direction; trainers in the GRPO literature clip the norm of all gradients taken together.
 
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
@@ -52,6 +49,9 @@ pub fn global_grad_norm<M: Module>(module: &M, grads: &GradientsParams) -> f64 {
 /// Scales `grads` so that their global norm is at most `max_norm` (factor `max_norm / (norm + 1e-6)`, as PyTorch);
 /// returns the norm before clipping. Non-finite norms are returned without touching the gradients: the caller
 /// decides what to do with a broken update.
+///
+/// Burn's `GradientClipping::Norm` clips each parameter tensor by its own norm, which changes the update's
+/// direction; trainers in the GRPO literature clip the norm of all gradients taken together.
 pub fn clip_grad_norm<M: Module>(module: &M, grads: &mut GradientsParams, max_norm: f64) -> f64 {
     let norm = global_grad_norm(module, grads);
     if norm.is_finite() {

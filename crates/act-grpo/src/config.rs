@@ -1,8 +1,6 @@
 //! Trainer configurations: plain serde structs with TRL's defaults and `with_*` builders.
-//!
-//! Where TRL and verl differ, the default follows TRL and the alternative is one option away; each choice is
-//! named in the field's documentation.
 
+use act_core::SamplingParams;
 use serde::{Deserialize, Serialize};
 
 use crate::error::GrpoError;
@@ -10,6 +8,7 @@ use crate::error::GrpoError;
 /// How rewards become advantages within a group of completions of one prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AdvantageMode {
     /// `(r - mean(group)) / (std(group) + eps)`: the original GRPO (TRL `scale_rewards="group"`, verl `grpo`).
     #[default]
@@ -54,6 +53,7 @@ impl Default for AdvantageConfig {
 /// The estimator of KL(pi || pi_ref) per token, with `d = logp - logp_ref`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum KlEstimator {
     /// `k1 = d`.
     K1,
@@ -71,6 +71,7 @@ pub enum KlEstimator {
 /// accumulating `k` micro-batches gives exactly the gradient of one batch of the same completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum LossAggregation {
     /// Sum over all completion tokens / number of completion tokens in the batch (DAPO; TRL `dapo`, its default;
     /// verl `token-mean`).
@@ -156,6 +157,7 @@ impl LossConfig {
 /// The shape of the learning-rate schedule after warm-up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ScheduleKind {
     /// The peak rate throughout.
     Constant,
@@ -247,28 +249,6 @@ impl Default for OptimizerConfig {
     }
 }
 
-/// How completions are sampled during GRPO.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct GenerationSettings {
-    /// Softmax temperature (also applied to the log-probs of the loss, as TRL does). Must be > 0.
-    pub temperature: f32,
-    /// Nucleus mass in (0, 1].
-    pub top_p: f32,
-    /// Top-k; 0 disables it.
-    pub top_k: usize,
-    /// The most tokens per completion (TRL's `max_completion_length`, 256); also Dr. GRPO's normaliser.
-    pub max_completion_tokens: usize,
-    /// Generation stops after any of these strings.
-    pub stop: Vec<String>,
-}
-
-impl Default for GenerationSettings {
-    fn default() -> Self {
-        GenerationSettings { temperature: 1.0, top_p: 1.0, top_k: 0, max_completion_tokens: 256, stop: Vec::new() }
-    }
-}
-
 /// Checkpointing, logging and guard rails, shared by both trainers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -286,7 +266,7 @@ pub struct RunConfig {
     /// Show a progress bar in [`train`](crate::GrpoTrainer::train).
     pub progress_bar: bool,
     /// Shards of each micro-batch whose forward and backward passes run at the same time, on replicas of the
-    /// model (see [`act_model::parallel`]); 0 picks [`act_model::parallel::default_shards`]: the rayon thread
+    /// model (see [`act_model::shard_gradients`]); 0 picks [`act_model::default_shards`]: the rayon thread
     /// count on flex (CPU), 1 on libtorch and CUDA. Results depend on the number, so set it to reproduce a
     /// run on a machine with another core count.
     pub data_parallel_shards: usize,
@@ -316,7 +296,7 @@ impl RunConfig {
     /// device's default when it is 0.
     pub fn shards_on(&self, device: &burn::prelude::Device) -> usize {
         match self.data_parallel_shards {
-            0 => act_model::parallel::default_shards(device),
+            0 => act_model::default_shards(device),
             n => n,
         }
     }
@@ -369,6 +349,9 @@ impl RunConfig {
 /// config.validate().unwrap();
 /// assert!(config.clone().with_group_size(0).validate().is_err());
 /// ```
+///
+/// Where TRL and verl differ, the default follows TRL and the alternative is one option away; each choice is
+/// named in the field's documentation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GrpoConfig {
@@ -384,8 +367,13 @@ pub struct GrpoConfig {
     pub advantage: AdvantageConfig,
     /// Loss settings.
     pub loss: LossConfig,
-    /// Sampling settings.
-    pub generation: GenerationSettings,
+    /// How completions are sampled: act-core's [`SamplingParams`], as every policy in act-rs samples.
+    /// `temperature` must be > 0 (GRPO needs sampling) and is also applied to the log-probs of the loss, as TRL
+    /// does; `max_new_tokens` is TRL's `max_completion_length` (256 by default, also Dr. GRPO's normaliser;
+    /// `max_completion_tokens` is accepted as its name in JSON); `stop` strings end a completion. `seed` must stay
+    /// 0: the trainer draws every sampling seed from [`RunConfig::seed`] and the step, so a resumed run samples what
+    /// an uninterrupted one would.
+    pub generation: SamplingParams,
     /// Optimiser settings.
     pub optimizer: OptimizerConfig,
     /// Run settings.
@@ -401,7 +389,7 @@ impl Default for GrpoConfig {
             grad_accumulation_steps: 1,
             advantage: AdvantageConfig::default(),
             loss: LossConfig::default(),
-            generation: GenerationSettings::default(),
+            generation: SamplingParams::default(),
             optimizer: OptimizerConfig::grpo_default(),
             run: RunConfig::default(),
         }
@@ -443,8 +431,14 @@ impl GrpoConfig {
         if !(g.top_p > 0.0 && g.top_p <= 1.0) {
             return Err(GrpoError::Config(format!("generation.top_p must be in (0, 1], got {}", g.top_p)));
         }
-        if g.max_completion_tokens == 0 {
-            return Err(GrpoError::Config("generation.max_completion_tokens must be positive".into()));
+        if g.max_new_tokens == 0 {
+            return Err(GrpoError::Config("generation.max_new_tokens must be positive".into()));
+        }
+        if g.seed != 0 {
+            return Err(GrpoError::Config(format!(
+                "generation.seed must be 0 (GRPO samples from run.seed and the step), got {}",
+                g.seed
+            )));
         }
         self.loss.validate()?;
         self.optimizer.validate()?;
@@ -554,7 +548,7 @@ impl GrpoConfig {
     /// Sets the completion token limit.
     #[must_use]
     pub fn with_max_completion_tokens(mut self, tokens: usize) -> Self {
-        self.generation.max_completion_tokens = tokens;
+        self.generation.max_new_tokens = tokens;
         self
     }
 
@@ -654,7 +648,7 @@ pub struct SftConfig {
     /// Evaluate the validation loss every this many steps (0: only when asked).
     pub eval_every: usize,
     /// Train a sample whose tokens begin another sample's prompt inside that sequence, as one more loss span
-    /// ([`crate::packing`]): one sequence per multi-turn episode instead of one per step. `batch_size` then
+    /// ([`pack_prefixes`](crate::pack_prefixes)): one sequence per multi-turn episode instead of one per step. `batch_size` then
     /// counts packed sequences.
     pub pack_prefixes: bool,
     /// Language modelling: every token of a sequence after its first carries loss, the prompt's too (the
@@ -731,7 +725,7 @@ impl SftConfig {
         self
     }
 
-    /// Sets whether samples that begin another sample's prompt are packed into it ([`crate::packing`]).
+    /// Sets whether samples that begin another sample's prompt are packed into it ([`pack_prefixes`](crate::pack_prefixes)).
     #[must_use]
     pub fn with_prefix_packing(mut self, on: bool) -> Self {
         self.pack_prefixes = on;
@@ -810,10 +804,25 @@ mod tests {
         assert_eq!(c.advantage.eps, 1e-4);
         assert_eq!(c.optimizer.lr, 1e-6);
         assert_eq!(c.optimizer.epsilon, 1e-8);
-        assert_eq!(c.generation.max_completion_tokens, 256);
+        assert_eq!(c.generation.max_new_tokens, 256);
         c.validate().unwrap();
         assert_eq!(SftConfig::default().optimizer.lr, 2e-5);
         SftConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn generation_is_act_cores_sampling_params_and_refuses_a_seed_of_its_own() {
+        let json = r#"{"generation": {"temperature": 0.7, "max_completion_tokens": 24, "stop": ["</answer>"]}}"#;
+        let c: GrpoConfig = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            c.generation,
+            SamplingParams::default().with_temperature(0.7).with_max_new_tokens(24).with_stop("</answer>")
+        );
+        c.validate().unwrap();
+        let seeded = GrpoConfig { generation: c.generation.clone().with_seed(3), ..c.clone() };
+        assert!(seeded.validate().unwrap_err().to_string().contains("generation.seed must be 0"));
+        let greedy = GrpoConfig { generation: SamplingParams::greedy(), ..c };
+        assert!(greedy.validate().unwrap_err().to_string().contains("generation.temperature"));
     }
 
     #[test]

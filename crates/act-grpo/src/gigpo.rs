@@ -1,35 +1,5 @@
 //! Advantages for on-line, multi-turn RL: episode-level GRPO and GiGPO (Feng et al. 2025, "Group-in-Group Policy
 //! Optimization for LLM Agent Training"), as pure functions of rewards and keys.
-//!
-//! Every step an agent plays is one training row (its prompt and the completion it sampled). A *group* is G
-//! episodes played on the same task with the same environment seed; the estimator needs, per episode, its group
-//! key and per step an *anchor* (the state's key: verl-agent uses the raw observation text), the environment's
-//! reward and whether the action was invalid. Conventions follow verl-agent (`gigpo/core_gigpo.py`):
-//!
-//! - Row score: the episode's return (sum of its step rewards) minus `invalid_penalty` on rows whose action was
-//!   invalid. The episode advantage `A_E` normalises the row scores over all step rows of the group (rows, not
-//!   episodes, so a long episode weighs more); a group of one row gets its score (verl's singleton convention) or
-//!   0, as [`SingletonAdvantage`] says.
-//! - Step return: `R_t = r_t + gamma * R_{t+1}`, then `invalid_penalty` is subtracted on invalid rows (after
-//!   discounting, so the penalty does not spread to earlier steps). Rows of one group with equal anchors form a
-//!   step group; the step advantage `A_S` normalises `R_t` within it, and a step group of one row gets 0.
-//! - `A = A_E + step_weight * A_S`. With `step_weight = 0` this is episode-level GRPO.
-//!
-//! ```
-//! use act_grpo::gigpo::{EpisodeRecord, GigpoConfig, StepRecord, gigpo_advantages};
-//! let step = |anchor: &str, reward: f64| StepRecord { anchor: anchor.to_string(), reward, invalid: false };
-//! // Two episodes of one task: both start in the same state; the first wins at its second step.
-//! let episodes = vec![
-//!     EpisodeRecord { group: 0, steps: vec![step("start", 0.0), step("kitchen", 10.0)] },
-//!     EpisodeRecord { group: 0, steps: vec![step("start", 0.0), step("hall", 0.0)] },
-//! ];
-//! let out = gigpo_advantages(&episodes, &GigpoConfig::default()).unwrap();
-//! // The shared first state compares 9.5 (0.95 * 10) with 0: the winner's first action is better.
-//! assert!(out.step_part[0][0] > 0.0 && out.step_part[1][0] < 0.0);
-//! // "kitchen" and "hall" occur once each: no step-level comparison.
-//! assert_eq!((out.step_part[0][1], out.step_part[1][1]), (0.0, 0.0));
-//! assert_eq!(out.stats.step_groups, 3);
-//! ```
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -43,7 +13,7 @@ use crate::error::GrpoError;
 /// How rewards are normalised within an episode group or a step group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
-pub enum Normalisation {
+pub enum GigpoNormalisation {
     /// `(x - mean) / (std + eps)` with the Bessel-corrected std (verl-agent's `mean_std_norm`).
     #[default]
     MeanStd,
@@ -62,7 +32,7 @@ pub struct GigpoConfig {
     /// Subtracted from an invalid row's score and from its step return after discounting (0.1).
     pub invalid_penalty: f64,
     /// How both levels normalise.
-    pub normalisation: Normalisation,
+    pub normalisation: GigpoNormalisation,
     /// Added to the std before dividing (1e-6, verl's).
     pub eps: f64,
     /// What the episode advantage of a group with a single row is.
@@ -75,7 +45,7 @@ impl Default for GigpoConfig {
             gamma: 0.95,
             step_weight: 1.0,
             invalid_penalty: 0.1,
-            normalisation: Normalisation::MeanStd,
+            normalisation: GigpoNormalisation::MeanStd,
             eps: 1e-6,
             singleton: SingletonAdvantage::Reward,
         }
@@ -164,7 +134,7 @@ pub fn discounted_returns(rewards: &[f64], gamma: f64) -> Vec<f64> {
 fn normalise_buckets<K: Hash + Eq>(
     values: &mut [f64],
     keys: &[K],
-    normalisation: Normalisation,
+    normalisation: GigpoNormalisation,
     eps: f64,
     singleton: impl Fn(f64) -> f64,
 ) -> (usize, usize, usize) {
@@ -186,8 +156,8 @@ fn normalise_buckets<K: Hash + Eq>(
             zero_std += 1;
         }
         let scale = match normalisation {
-            Normalisation::MeanStd => std + eps,
-            Normalisation::MeanOnly => 1.0,
+            GigpoNormalisation::MeanStd => std + eps,
+            GigpoNormalisation::MeanOnly => 1.0,
         };
         for &r in rows {
             values[r] = if scale == 0.0 { 0.0 } else { (values[r] - mean) / scale };
@@ -199,6 +169,36 @@ fn normalise_buckets<K: Hash + Eq>(
 /// GiGPO advantages (episode-level GRPO with `step_weight` 0) of `episodes`; see the module docs.
 ///
 /// Errors on an invalid config, an episode without steps or a non-finite reward (naming the episode and step).
+///
+/// Every step an agent plays is one training row (its prompt and the completion it sampled). A *group* is G
+/// episodes played on the same task with the same environment seed; the estimator needs, per episode, its group
+/// key and per step an *anchor* (the state's key: verl-agent uses the raw observation text), the environment's
+/// reward and whether the action was invalid. Conventions follow verl-agent (`gigpo/core_gigpo.py`):
+///
+/// - Row score: the episode's return (sum of its step rewards) minus `invalid_penalty` on rows whose action was
+///   invalid. The episode advantage `A_E` normalises the row scores over all step rows of the group (rows, not
+///   episodes, so a long episode weighs more); a group of one row gets its score (verl's singleton convention) or
+///   0, as [`SingletonAdvantage`] says.
+/// - Step return: `R_t = r_t + gamma * R_{t+1}`, then `invalid_penalty` is subtracted on invalid rows (after
+///   discounting, so the penalty does not spread to earlier steps). Rows of one group with equal anchors form a
+///   step group; the step advantage `A_S` normalises `R_t` within it, and a step group of one row gets 0.
+/// - `A = A_E + step_weight * A_S`. With `step_weight = 0` this is episode-level GRPO.
+///
+/// ```
+/// use act_grpo::{EpisodeRecord, GigpoConfig, StepRecord, gigpo_advantages};
+/// let step = |anchor: &str, reward: f64| StepRecord { anchor: anchor.to_string(), reward, invalid: false };
+/// // Two episodes of one task: both start in the same state; the first wins at its second step.
+/// let episodes = vec![
+///     EpisodeRecord { group: 0, steps: vec![step("start", 0.0), step("kitchen", 10.0)] },
+///     EpisodeRecord { group: 0, steps: vec![step("start", 0.0), step("hall", 0.0)] },
+/// ];
+/// let out = gigpo_advantages(&episodes, &GigpoConfig::default()).unwrap();
+/// // The shared first state compares 9.5 (0.95 * 10) with 0: the winner's first action is better.
+/// assert!(out.step_part[0][0] > 0.0 && out.step_part[1][0] < 0.0);
+/// // "kitchen" and "hall" occur once each: no step-level comparison.
+/// assert_eq!((out.step_part[0][1], out.step_part[1][1]), (0.0, 0.0));
+/// assert_eq!(out.stats.step_groups, 3);
+/// ```
 pub fn gigpo_advantages<A: Hash + Eq>(
     episodes: &[EpisodeRecord<A>],
     config: &GigpoConfig,
@@ -242,8 +242,8 @@ pub fn gigpo_advantages<A: Hash + Eq>(
         SingletonAdvantage::Zero => 0.0,
         SingletonAdvantage::Reward => match config.normalisation {
             // verl: mean 0 and std 1 for a one-row group.
-            Normalisation::MeanStd => score / (1.0 + config.eps),
-            Normalisation::MeanOnly => score,
+            GigpoNormalisation::MeanStd => score / (1.0 + config.eps),
+            GigpoNormalisation::MeanOnly => score,
         },
     };
     let (episode_groups, zero_std_episode_groups, _) =
@@ -356,7 +356,7 @@ mod tests {
     fn episode_grpo_and_mean_only_variants() {
         let grpo = gigpo_advantages(&case(), &GigpoConfig::episode_grpo()).unwrap();
         assert_eq!(grpo.advantages, grpo.episode_part);
-        let mean_only = GigpoConfig { normalisation: Normalisation::MeanOnly, ..GigpoConfig::default() };
+        let mean_only = GigpoConfig { normalisation: GigpoNormalisation::MeanOnly, ..GigpoConfig::default() };
         let out = gigpo_advantages(&case(), &mean_only).unwrap();
         assert!(close(out.episode_part[0][0], 10.0 - 19.9 / 7.0));
         assert!(close(out.step_part[0][1], 5.0));
@@ -395,7 +395,7 @@ mod tests {
                     steps: steps.into_iter().map(|(anchor, reward, invalid)| StepRecord { anchor, reward, invalid }).collect(),
                 })
                 .collect();
-            let config = GigpoConfig { normalisation: Normalisation::MeanOnly, ..GigpoConfig::default() };
+            let config = GigpoConfig { normalisation: GigpoNormalisation::MeanOnly, ..GigpoConfig::default() };
             let out = gigpo_advantages(&episodes, &config).unwrap();
             let mut step_sums: HashMap<(u64, u8), (f64, usize)> = HashMap::new();
             let mut episode_sums: HashMap<u64, (f64, usize)> = HashMap::new();

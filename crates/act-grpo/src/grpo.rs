@@ -1,8 +1,5 @@
 //! The GRPO trainer: sample a group of completions per prompt, score them, compute group advantages, and optimise
 //! the clipped surrogate for `mu` passes against the log-probs stored at sampling time.
-//!
-//! [`GrpoTrainer::step`] is one whole iteration and can be called from any loop; [`GrpoTrainer::step_on`] takes
-//! the prompts from the caller instead of the trainer's dataset.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -10,10 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use act_core::{ActRng, GrpoSample, RewardFn, RngState, derive_seed, rng_from_seed};
-use act_model::policy::cut_after_stop;
-use act_model::{
-    ChatTemplate, ChatTokenizer, Generation, GenerationConfig, Qwen3, Sampler, StopCondition, generate_in_parts,
-};
+use act_model::cut_after_stop;
+use act_model::{ChatTemplate, ChatTokenizer, Generation, GenerationConfig, Qwen3, StopCondition, generate_in_parts};
 use burn::module::Module;
 use burn::prelude::*;
 use rand::RngExt;
@@ -99,6 +94,9 @@ struct GrpoState {
 const STATE_KIND: &str = "act-grpo/grpo";
 
 /// A GRPO trainer over a Qwen3 policy.
+///
+/// [`GrpoTrainer::step`] is one whole iteration and can be called from any loop; [`GrpoTrainer::step_on`] takes
+/// the prompts from the caller instead of the trainer's dataset.
 pub struct GrpoTrainer {
     config: GrpoConfig,
     model: Qwen3,
@@ -670,11 +668,9 @@ impl GrpoTrainer {
     fn sample(&self, rows: &[Vec<u32>], seed: u64) -> Result<Vec<Generation>, GrpoError> {
         let g = &self.config.generation;
         let config = GenerationConfig {
-            sampler: Sampler::new(g.temperature, g.top_k, g.top_p)?,
-            max_new_tokens: g.max_completion_tokens,
             eos_token_ids: vec![self.tokenizer.im_end_id(), self.tokenizer.end_of_text_id()],
             pad_token_id: self.tokenizer.end_of_text_id(),
-            use_cache: true,
+            ..GenerationConfig::from_sampling(g)?
         };
         let seeds: Vec<u64> = (0..rows.len()).map(|i| derive_seed(seed, i as u64)).collect();
         let stop = StopStrings { tokenizer: &self.tokenizer, stops: &g.stop };
@@ -724,7 +720,7 @@ impl GrpoTrainer {
         let totals = BatchTotals {
             sequences: completions,
             tokens: micro.iter().map(PolicyBatch::tokens).sum(),
-            max_completion_tokens: self.config.generation.max_completion_tokens,
+            max_completion_tokens: self.config.generation.max_new_tokens,
         };
         let chunk = self.config.run.logprob_chunk;
         let temperature = self.config.generation.temperature as f64;

@@ -44,35 +44,38 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod advantage;
+mod advantage;
 mod batch;
-pub mod checkpoint;
-pub mod clip;
-pub mod config;
-pub mod data;
-pub mod error;
-pub mod gigpo;
-pub mod grpo;
-pub mod guard;
+mod checkpoint;
+mod clip;
+mod config;
+mod data;
+mod error;
+mod gigpo;
+mod grpo;
+mod guard;
 pub mod icrl;
-pub mod logprobs;
-pub mod loss;
-pub mod metrics;
-pub mod optim;
-pub mod packing;
-pub mod schedule;
-pub mod sft;
+mod logprobs;
+mod loss;
+mod metrics;
+mod optim;
+mod packing;
+mod schedule;
+mod sft;
 
 pub use advantage::{Advantages, group_advantages, mean_std};
 pub use checkpoint::{checkpoint_name, load_tokenizer};
 pub use clip::{clip_grad_norm, global_grad_norm};
 pub use config::{
-    AdvantageConfig, AdvantageMode, GenerationSettings, GrpoConfig, KlEstimator, LossAggregation, LossConfig,
-    OptimizerConfig, RunConfig, ScheduleKind, SftConfig, SingletonAdvantage,
+    AdvantageConfig, AdvantageMode, GrpoConfig, KlEstimator, LossAggregation, LossConfig, OptimizerConfig, RunConfig,
+    ScheduleKind, SftConfig, SingletonAdvantage,
 };
 pub use data::DataCursor;
 pub use error::GrpoError;
-pub use gigpo::{EpisodeRecord, GigpoAdvantages, GigpoConfig, GigpoStats, StepRecord, gigpo_advantages};
+pub use gigpo::{
+    EpisodeRecord, GigpoAdvantages, GigpoConfig, GigpoNormalisation, GigpoStats, StepRecord, discounted_returns,
+    gigpo_advantages,
+};
 pub use grpo::{GrpoStep, GrpoTrainer, PreparedSequence, ScoredCompletion};
 pub use guard::NonFiniteGuard;
 pub use logprobs::{TokenLogProbs, completion_log_probs, token_log_probs};

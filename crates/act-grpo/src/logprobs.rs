@@ -1,9 +1,4 @@
 //! Per-token log-probs (at a sampling temperature) and entropies of the completion part of a padded batch.
-//!
-//! Unlike a whole-sequence log-prob pass, the LM head runs only where there are targets: from the first completion
-//! position of a batch onwards ([`token_log_probs`]), on each completion of a shared-prompt group
-//! ([`completion_log_probs`]), or on the gathered target positions of packed sequences, where most tokens between the
-//! turns' completions are prompt (`gathered_log_probs`). Prompts never pay for `[tokens x vocab]` logits.
 
 use act_model::{Qwen3, SharedPrefixBatch, TokenBatch};
 use burn::prelude::*;
@@ -22,6 +17,11 @@ pub struct TokenLogProbs {
 }
 
 /// Log-probs of `batch`'s tokens at positions `start + 1 ..`, `chunk` positions of logits at a time.
+///
+/// Unlike a whole-sequence log-prob pass, the LM head runs only where there are targets: from the first completion
+/// position of a batch onwards ([`token_log_probs`]), on each completion of a shared-prompt group
+/// ([`completion_log_probs`]), or on the gathered target positions of packed sequences, where most tokens between the
+/// turns' completions are prompt (`gathered_log_probs`). Prompts never pay for `[tokens x vocab]` logits.
 pub fn token_log_probs(
     model: &Qwen3,
     batch: &TokenBatch,

@@ -1,24 +1,5 @@
 //! The GRPO objective on Burn tensors: clipped surrogate (clip-higher, optional dual clip, log-ratio clamp), a KL
 //! term to a frozen reference, and the aggregation modes, with the statistics trainers log.
-//!
-//! ```
-//! use act_grpo::{BatchTotals, LossConfig, LossInputs, grpo_loss};
-//! use burn::prelude::*;
-//! let device = Device::flex();
-//! let t = |v: Vec<f32>| Tensor::<2>::from_data(TensorData::new(v, [1, 2]), &device);
-//! let inputs = LossInputs {
-//!     log_probs: t(vec![-0.5, -1.0]),
-//!     old_log_probs: t(vec![-0.5, -1.0]),
-//!     ref_log_probs: None,
-//!     advantages: Tensor::from_data(TensorData::new(vec![2.0f32], [1, 1]), &device),
-//!     mask: t(vec![1.0, 1.0]),
-//!     entropy: None,
-//! };
-//! // On-policy (ratio 1), the loss is -A averaged over tokens.
-//! let out = grpo_loss(inputs, &LossConfig::default(), BatchTotals { sequences: 1, tokens: 2, max_completion_tokens: 2 })
-//!     .unwrap();
-//! assert!((out.loss.into_scalar::<f32>() + 2.0).abs() < 1e-6);
-//! ```
 
 use burn::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -145,6 +126,25 @@ pub fn kl_estimate(d: Tensor<2>, estimator: KlEstimator, clamp: f64) -> Tensor<2
 }
 
 /// The GRPO loss of one micro-batch, divided by the totals of its whole update batch (see [`LossAggregation`]).
+///
+/// ```
+/// use act_grpo::{BatchTotals, LossConfig, LossInputs, grpo_loss};
+/// use burn::prelude::*;
+/// let device = Device::flex();
+/// let t = |v: Vec<f32>| Tensor::<2>::from_data(TensorData::new(v, [1, 2]), &device);
+/// let inputs = LossInputs {
+///     log_probs: t(vec![-0.5, -1.0]),
+///     old_log_probs: t(vec![-0.5, -1.0]),
+///     ref_log_probs: None,
+///     advantages: Tensor::from_data(TensorData::new(vec![2.0f32], [1, 1]), &device),
+///     mask: t(vec![1.0, 1.0]),
+///     entropy: None,
+/// };
+/// // On-policy (ratio 1), the loss is -A averaged over tokens.
+/// let out = grpo_loss(inputs, &LossConfig::default(), BatchTotals { sequences: 1, tokens: 2, max_completion_tokens: 2 })
+///     .unwrap();
+/// assert!((out.loss.into_scalar::<f32>() + 2.0).abs() < 1e-6);
+/// ```
 pub fn grpo_loss(inputs: LossInputs, config: &LossConfig, totals: BatchTotals) -> Result<GrpoLoss, GrpoError> {
     let LossInputs { log_probs, old_log_probs, ref_log_probs, advantages, mask, entropy } = inputs;
     let [batch, tokens] = log_probs.dims();

@@ -1,14 +1,5 @@
 //! Prefix packing for supervised fine-tuning: a sample whose whole token sequence (prompt + completion) begins
 //! another sample's prompt is trained inside that longer sequence, as one more loss span, instead of on its own.
-//!
-//! Multi-turn data makes this the common case: when step `t + 1`'s prompt repeats step `t`'s prompt and answer
-//! (a conversation whose earlier turns are the agent's own actions), the whole episode becomes one sequence with a
-//! loss span on every action, as AgentTuning and AgentGym train. Under causal attention the loss of each span is
-//! exactly the loss of its sample trained alone, so packing changes the cost, not the objective: an episode of
-//! `T` steps costs one forward pass over its last prompt instead of `T` passes over growing prompts.
-//!
-//! Packing is found from the tokens, not from sample ids: a chain is packed only where the token prefix really
-//! matches, so templates that are not prefix-consistent silently fall back to one sequence per sample.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -60,8 +51,17 @@ pub fn truncate_sequence(ids: &mut Vec<u32>, prompt_len: usize, max_length: usiz
 ///
 /// A sample whose ids are a strict prefix of another's prompt goes into the longest such sequence that fits in
 /// `max_length`; every other sample (and every sample longer than `max_length`, truncated as
-/// [`truncate_sequence`] does) is a sequence of its own. The result is deterministic and ordered by the first
+/// the prompt-keeping truncation does) is a sequence of its own. The result is deterministic and ordered by the first
 /// sample of each sequence.
+///
+/// Multi-turn data makes this the common case: when step `t + 1`'s prompt repeats step `t`'s prompt and answer
+/// (a conversation whose earlier turns are the agent's own actions), the whole episode becomes one sequence with a
+/// loss span on every action, as AgentTuning and AgentGym train. Under causal attention the loss of each span is
+/// exactly the loss of its sample trained alone, so packing changes the cost, not the objective: an episode of
+/// `T` steps costs one forward pass over its last prompt instead of `T` passes over growing prompts.
+///
+/// Packing is found from the tokens, not from sample ids: a chain is packed only where the token prefix really
+/// matches, so templates that are not prefix-consistent silently fall back to one sequence per sample.
 pub fn pack_prefixes(encoded: &[(Vec<u32>, usize)], max_length: usize) -> Vec<PackedSequence> {
     let fits = |i: usize| max_length == 0 || encoded[i].0.len() <= max_length;
     // Every fitting sample by (length, hash of its ids).

@@ -1,23 +1,23 @@
 //! Learning-rate schedules: linear warm-up, then constant, linear or cosine decay.
-//!
-//! The formulas are Hugging Face transformers' `get_{constant,linear,cosine}_schedule_with_warmup` (which TRL
-//! uses), evaluated at the 0-based index of the optimizer update, with an optional floor `min_lr_ratio`.
-//!
-//! ```
-//! use act_grpo::{LrSchedule, OptimizerConfig, ScheduleKind};
-//! let config = OptimizerConfig { lr: 1.0, schedule: ScheduleKind::Cosine, warmup_updates: 2, ..OptimizerConfig::default() };
-//! let s = LrSchedule::new(&config, 10);
-//! assert_eq!(s.lr(0), 0.0);            // warm-up starts from 0, as in transformers
-//! assert_eq!(s.lr(1), 0.5);
-//! assert_eq!(s.lr(2), 1.0);            // the peak
-//! assert!(s.lr(9) < 0.05);            // nearly decayed at the last update
-//! ```
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{OptimizerConfig, ScheduleKind};
 
 /// A learning rate for every optimizer update of a run.
+///
+/// The formulas are Hugging Face transformers' `get_{constant,linear,cosine}_schedule_with_warmup` (which TRL
+/// uses), evaluated at the 0-based index of the optimizer update, with an optional floor `min_lr_ratio`.
+///
+/// ```
+/// use act_grpo::{LrSchedule, OptimizerConfig, ScheduleKind};
+/// let config = OptimizerConfig { lr: 1.0, schedule: ScheduleKind::Cosine, warmup_updates: 2, ..OptimizerConfig::default() };
+/// let s = LrSchedule::new(&config, 10);
+/// assert_eq!(s.lr(0), 0.0);            // warm-up starts from 0, as in transformers
+/// assert_eq!(s.lr(1), 0.5);
+/// assert_eq!(s.lr(2), 1.0);            // the peak
+/// assert!(s.lr(9) < 0.05);            // nearly decayed at the last update
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LrSchedule {
     peak: f64,

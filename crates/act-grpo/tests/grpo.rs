@@ -4,8 +4,8 @@ mod common;
 
 use act_core::RewardFn;
 use act_grpo::{AdvantageMode, GrpoConfig, GrpoError, GrpoTrainer, KlEstimator, LossAggregation, ScheduleKind};
-use act_model::qwen3::{ParamKind, WeightSource};
 use act_model::{GenerationConfig, NoStop, Qwen3, Qwen3Config, generate};
+use act_model::{ParamKind, WeightSource};
 use burn::module::Module;
 use burn::prelude::*;
 use common::*;
@@ -131,9 +131,8 @@ fn gradient_accumulation_matches_one_batch() {
         let mut four = trainer(config.with_grad_accumulation_steps(4), 3);
         one.train(2).unwrap();
         four.train(2).unwrap();
-        for ((name, a), (_, b)) in act_model::checkpoint::hf_tensors(one.model())
-            .into_iter()
-            .zip(act_model::checkpoint::hf_tensors(four.model()))
+        for ((name, a), (_, b)) in
+            act_model::hf_tensors(one.model()).into_iter().zip(act_model::hf_tensors(four.model()))
         {
             let a: Vec<f32> = a.try_to_vec().unwrap();
             let b: Vec<f32> = b.try_to_vec().unwrap();
@@ -160,7 +159,7 @@ fn data_parallel_shards_match_one_shard() {
 }
 
 /// Weights with NaN norms: every loss is NaN.
-struct Broken(act_model::qwen3::RandomInit);
+struct Broken(act_model::RandomInit);
 
 impl WeightSource for Broken {
     fn take(&mut self, name: &str, shape: &[usize], kind: ParamKind) -> Result<Vec<f32>, act_model::ModelError> {
@@ -173,7 +172,7 @@ impl WeightSource for Broken {
 fn nonfinite_updates_are_skipped_then_stop_the_run() {
     let config = config().with_max_consecutive_nonfinite(2);
     let model_config = Qwen3Config::tiny(16);
-    let mut source = Broken(act_model::qwen3::RandomInit::new(0, 0.02));
+    let mut source = Broken(act_model::RandomInit::new(0, 0.02));
     let model = Qwen3::from_source(&model_config, &mut source, &Device::flex().autodiff()).unwrap();
     let before = parameters(&model);
     let mut t = GrpoTrainer::new(config, model, tokenizer(), template(), LargerNumber, grpo_samples()).unwrap();

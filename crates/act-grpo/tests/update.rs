@@ -306,9 +306,7 @@ fn token_weights_scale_each_tokens_advantage() {
 /// (3e-3) times the sign of its gradient, so float-order differences in near-zero gradients show at 1e-5; a
 /// different update would differ by the learning rate.
 fn assert_close_weights(a: &Qwen3, b: &Qwen3) {
-    for ((name, a), (_, b)) in
-        act_model::checkpoint::hf_tensors(a).into_iter().zip(act_model::checkpoint::hf_tensors(b))
-    {
+    for ((name, a), (_, b)) in act_model::hf_tensors(a).into_iter().zip(act_model::hf_tensors(b)) {
         let a: Vec<f32> = a.try_to_vec().unwrap();
         let b: Vec<f32> = b.try_to_vec().unwrap();
         let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);

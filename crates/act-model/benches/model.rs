@@ -7,7 +7,7 @@
 //! `encode/...`: the SFT trainer's setup, encoding every state's prompt of 20 multi-turn episodes of 30 turns (each
 //! prompt extends the last), one example at a time in parallel (`each`) against `ChatTokenizer::encode_chats`.
 
-use act_model::parallel::shard_gradients;
+use act_model::shard_gradients;
 use act_model::{
     ChatTemplate, ChatTokenizer, GenerationConfig, NoStop, PadSide, Qwen3, Qwen3Config, TokenBatch, generate,
     masked_nll,

@@ -1,7 +1,4 @@
 //! Choosing the compute backend at run time.
-//!
-//! `flex` (pure-Rust CPU) is always compiled in. `tch` (libtorch, CPU or NVIDIA) and `cuda` (burn-cuda) need the
-//! crate features of the same names; asking for one that is not compiled in is an error, not a panic.
 
 use std::str::FromStr;
 
@@ -10,7 +7,11 @@ use burn::prelude::*;
 use crate::error::ModelError;
 
 /// A backend and device, parsed from strings such as `flex`, `tch`, `tch-cuda:0` or `cuda:1`.
+///
+/// `flex` (pure-Rust CPU) is always compiled in. `tch` (libtorch, CPU or NVIDIA) and `cuda` (burn-cuda) need the
+/// crate features of the same names; asking for one that is not compiled in is an error, not a panic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum BackendKind {
     /// Burn's pure-Rust CPU backend.
     #[default]

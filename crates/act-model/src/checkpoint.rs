@@ -1,8 +1,5 @@
 //! Checkpoints: Hugging Face safetensors (single file or sharded with an index) and training checkpoints that
 //! also hold optimizer state. Every file is written atomically (temporary file, fsync, rename).
-//!
-//! HF layout: parameter names as in transformers' `Qwen3ForCausalLM`, Linear weights `[out, in]`; f32, f16 and
-//! bf16 tensors load (converted to f32). Saving writes f32, which transformers loads as is.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -138,6 +135,9 @@ pub struct LoadReport {
 }
 
 /// Loads a Hugging Face Qwen3 checkpoint directory (`config.json` plus safetensors) onto `device`.
+///
+/// HF layout: parameter names as in transformers' `Qwen3ForCausalLM`, Linear weights `[out, in]`; f32, f16 and
+/// bf16 tensors load (converted to f32). Saving writes f32, which transformers loads as is.
 pub fn load_hf(dir: impl AsRef<Path>, device: &Device) -> Result<(Qwen3, LoadReport), ModelError> {
     let dir = dir.as_ref();
     let config = Qwen3Config::from_hf_file(dir.join(CONFIG_FILE))?;

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// Everything that can go wrong loading, running or saving a model.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ModelError {
     /// A bad or unsupported model configuration.
     #[error("invalid model config: {0}")]

@@ -1,9 +1,6 @@
 //! Batched autoregressive generation: left-padded prefill, then one token per step with or without a KV cache.
-//!
-//! Rows of different prompt lengths share one batch: prompts are left-padded, padding keys are masked out and
-//! rotary positions count real tokens only, so each row computes what it would compute alone. Finished rows
-//! leave the batch (and the cache) at once.
 
+use act_core::SamplingParams;
 use burn::prelude::*;
 
 use crate::batch::{PadSide, TokenBatch, causal_bias, distinct_rows};
@@ -15,6 +12,7 @@ use crate::sampling::Sampler;
 
 /// Why a row stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FinishReason {
     /// It emitted an end-of-sequence token (kept as the last token).
     Eos,
@@ -79,6 +77,22 @@ impl GenerationConfig {
         }
     }
 
+    /// The decoding settings of act-core's [`SamplingParams`] (temperature, top-k, top-p, the token limit), cached,
+    /// with no end tokens (set them with [`with_eos`](Self::with_eos)). `params.stop` and `params.seed` are the
+    /// caller's: stop strings are text, which a [`StopCondition`] checks, and seeds are per row.
+    ///
+    /// ```
+    /// use act_core::SamplingParams;
+    /// let config = act_model::GenerationConfig::from_sampling(&SamplingParams::greedy().with_max_new_tokens(8))?;
+    /// assert!(config.sampler.is_greedy() && config.max_new_tokens == 8 && config.use_cache);
+    /// assert!(act_model::GenerationConfig::from_sampling(&SamplingParams::default().with_top_p(0.0)).is_err());
+    /// # Ok::<(), act_model::ModelError>(())
+    /// ```
+    pub fn from_sampling(params: &SamplingParams) -> Result<Self, ModelError> {
+        let sampler = Sampler::new(params.temperature, params.top_k, params.top_p)?;
+        Ok(GenerationConfig { sampler, ..Self::greedy(params.max_new_tokens) })
+    }
+
     /// Sets the end-of-sequence tokens.
     #[must_use]
     pub fn with_eos(mut self, eos: Vec<u32>) -> Self {
@@ -102,6 +116,10 @@ impl GenerationConfig {
 }
 
 /// Generates a completion for each prompt; row `i` samples from its own generator seeded with `seeds[i]`.
+///
+/// Rows of different prompt lengths share one batch: prompts are left-padded, padding keys are masked out and
+/// rotary positions count real tokens only, so each row computes what it would compute alone. Finished rows
+/// leave the batch (and the cache) at once.
 pub fn generate(
     model: &Qwen3,
     prompts: &[Vec<u32>],
@@ -165,7 +183,7 @@ impl StopCondition for OffsetStop<'_> {
 }
 
 /// [`generate`], taking each prompt's longest stored prefix from `store` instead of encoding it, and storing
-/// every row's prompt and completion for later calls (see [`crate::prefix_cache`]). The store must hold keys of
+/// every row's prompt and completion for later calls (see [`PrefixStore`](crate::PrefixStore)). The store must hold keys of
 /// this model's current weights: clear it when they change. Without `config.use_cache` the store is not used.
 pub fn generate_reusing(
     model: &Qwen3,

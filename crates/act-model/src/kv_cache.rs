@@ -1,7 +1,4 @@
 //! Per-layer key/value cache for incremental decoding with grouped-query attention.
-//!
-//! Keys and values are stored after q/k-norm and rotary embedding, with `kv_heads` heads (not expanded to the
-//! query heads), shaped `[batch, kv_heads, cached, head_dim]`.
 
 use burn::prelude::*;
 
@@ -63,11 +60,6 @@ impl LayerCache {
         self.len
     }
 
-    /// Whether nothing is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// A cache holding `keys` and `values` (`[batch, kv_heads, cached, head_dim]`).
     pub(crate) fn from_parts(keys: Tensor<4>, values: Tensor<4>) -> Self {
         let len = keys.dims()[2];
@@ -87,6 +79,9 @@ impl LayerCache {
 }
 
 /// The cache of every layer of a model.
+///
+/// Keys and values are stored after q/k-norm and rotary embedding, with `kv_heads` heads (not expanded to the
+/// query heads), shaped `[batch, kv_heads, cached, head_dim]`.
 #[derive(Debug, Clone)]
 pub struct KvCache {
     layers: Vec<LayerCache>,
@@ -109,7 +104,7 @@ impl KvCache {
     }
 
     /// Layer `i`'s cache.
-    pub fn layer_mut(&mut self, i: usize) -> &mut LayerCache {
+    pub(crate) fn layer_mut(&mut self, i: usize) -> &mut LayerCache {
         &mut self.layers[i]
     }
 

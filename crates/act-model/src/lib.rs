@@ -3,15 +3,19 @@
 //! One job: turn token ids into logits, log-probs and generated text for Qwen3-shaped models, from a tiny model
 //! trained on a laptop CPU to a Hugging Face Qwen3 checkpoint, and save the result so transformers loads it.
 //!
-//! - [`qwen3`]: the architecture (RMSNorm, rotate-half RoPE, grouped-query attention with q/k norm, SwiGLU,
-//!   tied or untied head); [`config`] reads and writes HF `config.json`.
-//! - [`checkpoint`]: HF safetensors (single or sharded) in and out; training checkpoints with optimizer state.
-//! - [`generate`](mod@generate), [`kv_cache`], [`sampling`]: batched KV-cache decoding of mixed-length prompts, seeded sampling.
-//! - [`logprobs`]: per-token log-probs of a padded batch, chunked over positions.
-//! - [`tokenizer`]: `tokenizer.json` files, in-process BPE training, Qwen's chat template with an exact
-//!   completion boundary; [`policy`]: act-core's `Policy`.
-//! - [`parallel`]: data-parallel gradients of batch shards on one device (both CPU cores busy on flex).
-//! - [`backend`]: flex (CPU, default), `tch` and `cuda` features, chosen at run time.
+//! - [`Qwen3`]: the architecture (RMSNorm, rotate-half RoPE, grouped-query attention with q/k norm, SwiGLU,
+//!   tied or untied head), initialised from any [`WeightSource`] ([`RandomInit`], a checkpoint); [`Qwen3Config`]
+//!   reads and writes HF `config.json`.
+//! - [`load_hf`] / [`save_hf`]: HF safetensors (single or sharded) in and out; [`TrainingCheckpoint`]: training
+//!   checkpoints with optimizer state.
+//! - [`generate()`], [`generate_in_parts`], [`KvCache`], [`Sampler`]: batched KV-cache decoding of mixed-length
+//!   prompts, seeded sampling; [`PrefixStore`] and [`SharedPrefixBatch`] reuse a shared prompt start.
+//! - [`next_token_log_probs`], [`masked_nll`]: per-token log-probs of a padded [`TokenBatch`], chunked over positions.
+//! - [`ChatTokenizer`]: `tokenizer.json` files, in-process BPE training, Qwen's chat template ([`ChatTemplate`])
+//!   with an exact completion boundary; [`ModelPolicy`]: act-core's `Policy`.
+//! - [`shard_gradients`]: data-parallel gradients of batch shards on one device (both CPU cores busy on flex).
+//! - [`lora`]: LoRA adapters in PEFT's layout (attach, merge, save, load).
+//! - [`BackendKind`]: flex (CPU, default), `tch` and `cuda` features, chosen at run time.
 //!
 //! ```
 //! use act_core::{Policy, Query, SamplingParams};
@@ -29,28 +33,28 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod backend;
-pub mod batch;
-pub mod checkpoint;
-pub mod config;
-pub mod error;
-pub mod generate;
-pub mod kv_cache;
-pub mod logprobs;
+mod backend;
+mod batch;
+mod checkpoint;
+mod config;
+mod error;
+mod generate;
+mod kv_cache;
+mod logprobs;
 pub mod lora;
-pub mod parallel;
-pub mod policy;
-pub mod prefix_cache;
-pub mod qwen3;
-pub mod rope;
-pub mod sampling;
-pub mod shared_prefix;
+mod parallel;
+mod policy;
+mod prefix_cache;
+mod qwen3;
+mod rope;
+mod sampling;
+mod shared_prefix;
 mod tensor_file;
-pub mod tokenizer;
+mod tokenizer;
 
 pub use backend::BackendKind;
 pub use batch::{PadSide, TokenBatch};
-pub use checkpoint::{LoadReport, TrainingCheckpoint, load_hf, save_hf};
+pub use checkpoint::{LoadReport, TrainingCheckpoint, hf_tensors, load_hf, save_hf};
 pub use config::Qwen3Config;
 pub use error::ModelError;
 pub use generate::{
@@ -59,9 +63,10 @@ pub use generate::{
 };
 pub use kv_cache::KvCache;
 pub use logprobs::{masked_nll, next_token_log_probs, shifted_mask};
-pub use policy::{Completion, ModelPolicy};
+pub use parallel::{ShardGradients, default_shards, shard_gradients};
+pub use policy::{Completion, ModelPolicy, cut_after_stop};
 pub use prefix_cache::PrefixStore;
-pub use qwen3::Qwen3;
+pub use qwen3::{Attention, DecoderLayer, Mlp, ParamKind, Qwen3, RandomInit, WeightSource};
 pub use sampling::Sampler;
 pub use shared_prefix::SharedPrefixBatch;
-pub use tokenizer::{ChatEncoding, ChatTemplate, ChatTokenizer, PreTokenization};
+pub use tokenizer::{ChatEncoding, ChatTemplate, ChatTokenizer, END_OF_TEXT, IM_END, IM_START, PreTokenization};

@@ -1,8 +1,4 @@
 //! Per-token log-probabilities of a batch's own next tokens, computed a chunk of positions at a time.
-//!
-//! The LM head and log-softmax run on `chunk` positions at once, so a 151k-token vocabulary never needs the
-//! whole `[tokens x vocab]` logits tensor in one piece (the autodiff graph still keeps each chunk's softmax for
-//! the backward pass; device-level gradient checkpointing trades that memory for recomputation).
 
 use burn::prelude::*;
 use burn::tensor::activation::log_softmax;
@@ -14,6 +10,10 @@ use crate::qwen3::Qwen3;
 /// `[batch, seq - 1]`: entry `(b, i)` is `log p(ids[b, i + 1] | ids[b, ..= i])`.
 ///
 /// Entries whose target is padding are computed too; mask them with [`shifted_mask`].
+///
+/// The LM head and log-softmax run on `chunk` positions at once, so a 151k-token vocabulary never needs the
+/// whole `[tokens x vocab]` logits tensor in one piece (the autodiff graph still keeps each chunk's softmax for
+/// the backward pass; device-level gradient checkpointing trades that memory for recomputation).
 pub fn next_token_log_probs(model: &Qwen3, batch: &TokenBatch, chunk: usize) -> Result<Tensor<2>, ModelError> {
     if batch.seq() < 2 {
         return Err(ModelError::Input("log-probs need sequences of at least two tokens".into()));

@@ -5,7 +5,7 @@
 //! parameter, so an optimizer built over the model trains (and keeps state for) the adapters only. The adapters
 //! are Burn's own [`LoraAdapter`] reparameterization: an adapted weight reads as `W + (alpha / r) * A B`, so
 //! generation, the trainers and [`save_hf`](crate::save_hf) work unchanged (a saved HF checkpoint is the merged
-//! model), while the model's forward pass ([`crate::qwen3::project`]) computes `x W + (alpha / r) (x A) B` from
+//! model), while the model's forward pass (`project` in `qwen3.rs`) computes `x W + (alpha / r) (x A) B` from
 //! the factors, never the dense sum, so training keeps no weight-sized activation or gradient per adapter. `A` starts as PEFT starts it (uniform in `±1/sqrt(in_features)`, drawn from the seed),
 //! `B` at zero, so a freshly adapted model computes exactly what its base computes.
 //!
@@ -64,6 +64,14 @@ pub struct LoraConfig {
     pub lora_dropout: f64,
     /// The adapted projections ([`PROJECTIONS`] names).
     pub target_modules: Vec<String>,
+}
+
+impl Default for LoraConfig {
+    /// PEFT's defaults: rank 8, `lora_alpha` 8, no dropout; here on all seven projections (PEFT has no default
+    /// target for an architecture it does not list).
+    fn default() -> Self {
+        LoraConfig::new(8, 8.0)
+    }
 }
 
 impl LoraConfig {

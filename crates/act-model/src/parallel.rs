@@ -1,41 +1,5 @@
 //! Data-parallel gradients on one device: shards of a batch run forward and backward at the same time, each on
 //! a replica of the model that shares its weights, and the caller sums their gradients.
-//!
-//! Why: on the flex (CPU) backend only matrix products spread over the cores; element-wise kernels (softmax,
-//! SiLU, RMSNorm, the optimizer-free parts of backward) run on one thread, so a single autodiff graph keeps
-//! about 1.2 of 2 cores busy. Two graphs at once keep both busy, which made a training step 1.6-2x faster here
-//! (`cargo bench -p act-model --bench model`, `train_step/*/shards-1` against `shards-2`).
-//!
-//! Each replica is a [`Module::fork`] of the model: its parameters keep their [`ParamId`](burn::module::ParamId)s
-//! and share storage, but start fresh autodiff graphs, so the shards' backward passes do not touch each other's
-//! graph. Gradients come back per shard, in shard order; summing them in that order makes the result
-//! independent of thread scheduling.
-//!
-//! ```
-//! use act_model::parallel::{default_shards, shard_gradients};
-//! use act_model::{PadSide, Qwen3, Qwen3Config, TokenBatch, masked_nll};
-//! use burn::optim::GradientsAccumulator;
-//! use burn::prelude::*;
-//!
-//! let device = Device::flex().autodiff();
-//! let model = Qwen3::init(&Qwen3Config::micro(64), 0, &device)?;
-//! let shards: Vec<TokenBatch> = [[1u32, 2, 3, 4], [5, 6, 7, 8]]
-//!     .iter()
-//!     .map(|row| TokenBatch::from_sequences(&[row.to_vec()], 0, PadSide::Right))
-//!     .collect::<Result<_, _>>()?;
-//! assert!(default_shards(&device) >= 1);
-//! let parts = shard_gradients(&model, &shards, |replica, batch| {
-//!     let loss = masked_nll(replica, batch, &[true; 4], 4)?;
-//!     let value = loss.clone().into_scalar::<f32>();
-//!     Ok::<_, act_model::ModelError>((Some(loss), value))
-//! })?;
-//! let mut sum = GradientsAccumulator::new();
-//! for part in parts {
-//!     sum.accumulate(&model, part.grads.expect("finite loss"));
-//! }
-//! let _grads = sum.grads(); // hand these to the optimizer
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
 
 use burn::module::Module;
 use burn::optim::GradientsParams;
@@ -69,6 +33,42 @@ pub fn default_shards(device: &Device) -> usize {
 /// `loss` returns the loss tensor to differentiate (or `None` to skip the backward pass, for example when the
 /// loss is not finite) and an output passed back unchanged. With a single shard the model itself is used, so
 /// one shard behaves exactly like a plain `loss.backward()`. The first error in shard order is returned.
+///
+/// Why: on the flex (CPU) backend only matrix products spread over the cores; element-wise kernels (softmax,
+/// SiLU, RMSNorm, the optimizer-free parts of backward) run on one thread, so a single autodiff graph keeps
+/// about 1.2 of 2 cores busy. Two graphs at once keep both busy, which made a training step 1.6-2x faster here
+/// (`cargo bench -p act-model --bench model`, `train_step/*/shards-1` against `shards-2`).
+///
+/// Each replica is a [`Module::fork`] of the model: its parameters keep their [`ParamId`](burn::module::ParamId)s
+/// and share storage, but start fresh autodiff graphs, so the shards' backward passes do not touch each other's
+/// graph. Gradients come back per shard, in shard order; summing them in that order makes the result
+/// independent of thread scheduling.
+///
+/// ```
+/// use act_model::{default_shards, shard_gradients};
+/// use act_model::{PadSide, Qwen3, Qwen3Config, TokenBatch, masked_nll};
+/// use burn::optim::GradientsAccumulator;
+/// use burn::prelude::*;
+///
+/// let device = Device::flex().autodiff();
+/// let model = Qwen3::init(&Qwen3Config::micro(64), 0, &device)?;
+/// let shards: Vec<TokenBatch> = [[1u32, 2, 3, 4], [5, 6, 7, 8]]
+///     .iter()
+///     .map(|row| TokenBatch::from_sequences(&[row.to_vec()], 0, PadSide::Right))
+///     .collect::<Result<_, _>>()?;
+/// assert!(default_shards(&device) >= 1);
+/// let parts = shard_gradients(&model, &shards, |replica, batch| {
+///     let loss = masked_nll(replica, batch, &[true; 4], 4)?;
+///     let value = loss.clone().into_scalar::<f32>();
+///     Ok::<_, act_model::ModelError>((Some(loss), value))
+/// })?;
+/// let mut sum = GradientsAccumulator::new();
+/// for part in parts {
+///     sum.accumulate(&model, part.grads.expect("finite loss"));
+/// }
+/// let _grads = sum.grads(); // hand these to the optimizer
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn shard_gradients<T, S, E, F>(model: &Qwen3, shards: &[T], loss: F) -> Result<Vec<ShardGradients<S>>, E>
 where
     T: Sync,

@@ -9,7 +9,6 @@ use crate::error::ModelError;
 use crate::generate::{FinishReason, Generation, GenerationConfig, StopCondition, generate, generate_reusing};
 use crate::prefix_cache::PrefixStore;
 use crate::qwen3::Qwen3;
-use crate::sampling::Sampler;
 use crate::tokenizer::{ChatTemplate, ChatTokenizer};
 
 /// One completion with its tokens, for trainers that score exactly what was sampled.
@@ -19,7 +18,7 @@ pub struct Completion {
     pub prompt_ids: Vec<u32>,
     /// Generated token ids (through the stop string or end token, if one was produced).
     pub completion_ids: Vec<u32>,
-    /// Each generated token's log-probability when it was sampled (see [`Sampler::log_prob`]).
+    /// Each generated token's log-probability when it was sampled (see [`Sampler::log_prob`](crate::Sampler::log_prob)).
     pub log_probs: Vec<f32>,
     /// The completion text, cut right after the first stop string; special tokens removed.
     pub text: String,
@@ -59,7 +58,7 @@ impl ModelPolicy {
     }
 
     /// Keeps the keys and values of the last `capacity` prompts + completions, so a prompt that continues one of
-    /// them (a multi-turn agent's next step) encodes only its new tokens ([`crate::prefix_cache`]). Off by default.
+    /// them (a multi-turn agent's next step) encodes only its new tokens ([`PrefixStore`](crate::PrefixStore)). Off by default.
     #[must_use]
     pub fn with_prefix_reuse(mut self, capacity: usize) -> Self {
         self.prefixes = Some(Mutex::new(PrefixStore::new(capacity)));
@@ -107,13 +106,10 @@ impl ModelPolicy {
     /// `derive_seed(params.seed, i)`. [`Policy::complete`] returns the same without the finish reasons.
     pub fn completions(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, PolicyError> {
         let fail = |message: String| PolicyError::Generation { policy: self.name.clone(), message };
-        let sampler = Sampler::new(params.temperature, params.top_k, params.top_p).map_err(|e| fail(e.to_string()))?;
         let config = GenerationConfig {
-            sampler,
-            max_new_tokens: params.max_new_tokens,
             eos_token_ids: vec![self.tokenizer.im_end_id(), self.tokenizer.end_of_text_id()],
             pad_token_id: self.tokenizer.end_of_text_id(),
-            use_cache: true,
+            ..GenerationConfig::from_sampling(params).map_err(|e| fail(e.to_string()))?
         };
         let prompts = queries
             .iter()

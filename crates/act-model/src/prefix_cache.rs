@@ -1,11 +1,5 @@
 //! Keys and values kept across generation calls, so a prompt that begins with an earlier call's prompt and
 //! completion encodes only its new tokens.
-//!
-//! A multi-turn agent's prompt at step `t + 1` is its prompt at step `t`, its answer and the new observation: without
-//! reuse every step re-encodes the whole episode (quadratic in its length), with reuse each step encodes one turn.
-//! Reuse matches token ids, not text, so it is exact: the stored keys and values are those the same tokens at the
-//! same positions would produce again (up to floating-point summation order in a batch). A prompt re-tokenized
-//! differently from what was generated simply matches a shorter prefix.
 
 use std::collections::VecDeque;
 
@@ -26,6 +20,12 @@ pub(crate) struct StoredPrefix {
 /// assert_eq!(store.len(), 0);
 /// assert_eq!(store.reused_tokens(), 0);
 /// ```
+///
+/// A multi-turn agent's prompt at step `t + 1` is its prompt at step `t`, its answer and the new observation: without
+/// reuse every step re-encodes the whole episode (quadratic in its length), with reuse each step encodes one turn.
+/// Reuse matches token ids, not text, so it is exact: the stored keys and values are those the same tokens at the
+/// same positions would produce again (up to floating-point summation order in a batch). A prompt re-tokenized
+/// differently from what was generated simply matches a shorter prefix.
 #[derive(Debug)]
 pub struct PrefixStore {
     entries: VecDeque<StoredPrefix>,

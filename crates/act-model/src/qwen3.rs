@@ -1,8 +1,4 @@
 //! The Qwen3 decoder, top to bottom: MLP, attention, decoder layer, model with LM head.
-//!
-//! Parameter names follow Hugging Face (`model.layers.3.self_attn.q_proj.weight`), so the checkpoint mapping in
-//! [`crate::checkpoint`] is a list of names; Linear weights live in Burn's `[in, out]` layout here and in
-//! PyTorch's `[out, in]` layout on disk.
 
 use burn::module::{Param, ParamId};
 use burn::nn::{Embedding, Linear, RmsNorm};
@@ -234,7 +230,7 @@ impl Attention {
     /// Attends `x` (`[batch, seq, hidden]`) to itself and to the cached keys/values, if any.
     ///
     /// `bias` is `[batch, 1, seq, cached + seq]`: 0 where attention is allowed, [`MASKED`] elsewhere.
-    pub fn forward(
+    pub(crate) fn forward(
         &self,
         x: Tensor<3>,
         rope: &RopeTables,
@@ -395,6 +391,10 @@ impl DecoderLayer {
 }
 
 /// A Qwen3 causal language model: embedding, decoder layers, final norm and LM head (tied or not).
+///
+/// Parameter names follow Hugging Face (`model.layers.3.self_attn.q_proj.weight`), so the checkpoint mapping in
+/// [`load_hf`](crate::load_hf) and [`save_hf`](crate::save_hf) is a list of names; Linear weights live in Burn's `[in, out]` layout here and in
+/// PyTorch's `[out, in]` layout on disk.
 #[derive(Module, Debug)]
 pub struct Qwen3 {
     /// Token embedding `[vocab, hidden]`.

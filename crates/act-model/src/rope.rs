@@ -36,11 +36,6 @@ impl RotaryEmbedding {
         RotaryEmbedding { head_dim, inv_freq }
     }
 
-    /// The head width.
-    pub fn head_dim(&self) -> usize {
-        self.head_dim
-    }
-
     /// Tables for `positions`, a row-major `[batch, seq]` array of absolute positions.
     pub fn tables(&self, positions: &[usize], batch: usize, seq: usize, device: &Device) -> RopeTables {
         debug_assert_eq!(positions.len(), batch * seq);

@@ -1,12 +1,5 @@
 //! Completions that share their prompts: each distinct prompt is encoded once and its keys and values serve every
 //! completion of it.
-//!
-//! A GRPO group holds G completions of one prompt, and an agent's prompt (the whole episode so far, or a comparison
-//! after it) is far longer than its completion: encoding the prompt once per group instead of once per completion
-//! makes a training pass over a group about G times cheaper. The result is exact: every completion attends to its
-//! prompt's keys and values at the same positions as in `prompt + completion` run alone, so hidden states agree up to
-//! floating-point summation order, and gradients flow back through the shared prompt pass (summed over its
-//! completions, as they would be over G copies).
 
 use burn::prelude::*;
 
@@ -23,6 +16,13 @@ use crate::qwen3::Qwen3;
 /// let batch = SharedPrefixBatch::new(&rows, 0).unwrap();
 /// assert_eq!((batch.rows(), batch.distinct_prompts(), batch.completion_len()), (3, 2, 2));
 /// ```
+///
+/// A GRPO group holds G completions of one prompt, and an agent's prompt (the whole episode so far, or a comparison
+/// after it) is far longer than its completion: encoding the prompt once per group instead of once per completion
+/// makes a training pass over a group about G times cheaper. The result is exact: every completion attends to its
+/// prompt's keys and values at the same positions as in `prompt + completion` run alone, so hidden states agree up to
+/// floating-point summation order, and gradients flow back through the shared prompt pass (summed over its
+/// completions, as they would be over G copies).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SharedPrefixBatch {
     /// The distinct prompts, left-padded (every prompt ends at the same index).

@@ -1,13 +1,4 @@
 //! Tokenizers (a model's `tokenizer.json`, or a small BPE trained in process) and Qwen's chat template.
-//!
-//! The chat template is ChatML as Qwen uses it:
-//!
-//! ```text
-//! <|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n{completion}<|im_end|>
-//! ```
-//!
-//! Prompt and completion are tokenized separately and concatenated, so the completion boundary is exact: training
-//! scores precisely the tokens generation would produce after the same prompt, and no token straddles the boundary.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -137,6 +128,15 @@ impl ChatEncoding {
 }
 
 /// A tokenizer with the chat special tokens resolved.
+///
+/// The chat template is ChatML as Qwen uses it:
+///
+/// ```text
+/// <|im_start|>system\n{system}<|im_end|>\n<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n{completion}<|im_end|>
+/// ```
+///
+/// Prompt and completion are tokenized separately and concatenated, so the completion boundary is exact: training
+/// scores precisely the tokens generation would produce after the same prompt, and no token straddles the boundary.
 #[derive(Debug, Clone)]
 pub struct ChatTokenizer {
     inner: Tokenizer,

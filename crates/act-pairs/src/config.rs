@@ -8,6 +8,7 @@ use crate::error::PairError;
 /// Whether each epoch trains on the same pairs or on freshly sampled ones (the paper's control).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum PairMode {
     /// Build once: every epoch gets the pairs of epoch 0.
     #[default]

@@ -4,6 +4,7 @@ use act_core::{DatasetError, PolicyError, TemplateError};
 
 /// An error from [`PairBuilder`](crate::PairBuilder).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PairError {
     /// The configuration cannot work (say, zero samples per state).
     #[error("invalid pair configuration: {0}")]

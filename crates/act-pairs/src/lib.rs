@@ -48,12 +48,12 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod builder;
-pub mod config;
-pub mod error;
-pub mod filter;
-pub mod order;
-pub mod stats;
+mod builder;
+mod config;
+mod error;
+mod filter;
+mod order;
+mod stats;
 
 pub use builder::{PairBuilder, PairSet};
 pub use config::{PairConfig, PairMode};

@@ -8,13 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::{RewardConfigError, finite};
 use crate::format::FormatRequirements;
 
-/// Component: 1 when the answer names the expert action.
-pub const CORRECT: &str = "correct";
-/// Component: the format weight when the answer parses and meets the format requirements.
-pub const FORMAT: &str = "format";
-/// Component: the admissibility weight when the chosen action is one of the state's admissible actions.
-pub const ADMISSIBLE: &str = "admissible";
-
 /// How [`ComparisonReward`] scores. The default is the paper's: only the choice is rewarded.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -50,6 +43,14 @@ impl ComparisonConfig {
         self
     }
 
+    /// Checks the configuration, rejecting non-finite weights and inconsistent format limits.
+    pub fn validate(&self) -> Result<(), RewardConfigError> {
+        finite("format_weight", self.format_weight)?;
+        finite("admissibility_weight", self.admissibility_weight)?;
+        self.format.validate()?;
+        Ok(())
+    }
+
     /// Validates the configuration into a reward.
     pub fn build(self) -> Result<ComparisonReward, RewardConfigError> {
         ComparisonReward::new(self)
@@ -77,11 +78,9 @@ pub struct ComparisonReward {
 }
 
 impl ComparisonReward {
-    /// A reward with `config`, rejecting non-finite weights and inconsistent format limits.
+    /// A reward with `config`, once [`ComparisonConfig::validate`] accepts it.
     pub fn new(config: ComparisonConfig) -> Result<Self, RewardConfigError> {
-        finite("format_weight", config.format_weight)?;
-        finite("admissibility_weight", config.admissibility_weight)?;
-        config.format.validate()?;
+        config.validate()?;
         Ok(ComparisonReward { config })
     }
 
@@ -101,15 +100,27 @@ impl ComparisonReward {
     fn reward(&self, correct: bool, parsed: bool, admissible: bool) -> Reward {
         let c = &self.config;
         let mut components = BTreeMap::new();
-        components.insert(CORRECT.to_owned(), if parsed && correct { 1.0 } else { 0.0 });
+        components.insert(ComparisonReward::CORRECT.to_owned(), if parsed && correct { 1.0 } else { 0.0 });
         if c.format_weight != 0.0 {
-            components.insert(FORMAT.to_owned(), if parsed { c.format_weight } else { 0.0 });
+            components.insert(ComparisonReward::FORMAT.to_owned(), if parsed { c.format_weight } else { 0.0 });
         }
         if c.admissibility_weight != 0.0 {
-            components.insert(ADMISSIBLE.to_owned(), if parsed && admissible { c.admissibility_weight } else { 0.0 });
+            components.insert(
+                ComparisonReward::ADMISSIBLE.to_owned(),
+                if parsed && admissible { c.admissibility_weight } else { 0.0 },
+            );
         }
         Reward::from_components(components, parsed)
     }
+}
+
+impl ComparisonReward {
+    /// Component: 1 when the answer names the expert action.
+    pub const CORRECT: &'static str = "correct";
+    /// Component: the format weight when the answer parses and meets the format requirements.
+    pub const FORMAT: &'static str = "format";
+    /// Component: the admissibility weight when the chosen action is one of the state's admissible actions.
+    pub const ADMISSIBLE: &'static str = "admissible";
 }
 
 impl RewardFn for ComparisonReward {
@@ -156,7 +167,7 @@ mod tests {
         let reward = ComparisonReward::default();
         let r = reward.score(&target(Choice::First), "<think>x</think><answer>1</answer>").unwrap();
         assert_eq!((r.total, r.format_ok), (1.0, true));
-        assert_eq!(r.components.keys().collect::<Vec<_>>(), vec![CORRECT]);
+        assert_eq!(r.components.keys().collect::<Vec<_>>(), vec![ComparisonReward::CORRECT]);
         let r = reward.score(&target(Choice::First), "<answer>Action 2</answer>").unwrap();
         assert_eq!((r.total, r.format_ok), (0.0, true));
     }
@@ -174,12 +185,12 @@ mod tests {
     fn format_term_rewards_parseable_answers_only() {
         let reward = ComparisonConfig::default().with_format_weight(0.1).build().unwrap();
         let r = reward.score(&target(Choice::First), "<answer>2</answer>").unwrap();
-        assert_eq!(r.components[FORMAT], 0.1);
+        assert_eq!(r.components[ComparisonReward::FORMAT], 0.1);
         assert_eq!(r.total, 0.1);
         let r = reward.score(&target(Choice::First), "<answer>1</answer>").unwrap();
         assert!((r.total - 1.1).abs() < 1e-12);
         let r = reward.score(&target(Choice::First), "nothing").unwrap();
-        assert_eq!(r.components[FORMAT], 0.0);
+        assert_eq!(r.components[ComparisonReward::FORMAT], 0.0);
         assert_eq!(reward.range(), (0.0, 1.1));
     }
 
@@ -188,15 +199,15 @@ mod tests {
         let reward = ComparisonConfig::default().with_admissibility_weight(0.5).build().unwrap();
         // Action 2 matches "go to sinkbasin 1" after normalisation; action 1 is not admissible.
         let r = reward.score(&target(Choice::Second), "<answer>2</answer>").unwrap();
-        assert_eq!((r.components[ADMISSIBLE], r.total), (0.5, 1.5));
+        assert_eq!((r.components[ComparisonReward::ADMISSIBLE], r.total), (0.5, 1.5));
         let r = reward.score(&target(Choice::Second), "<answer>1</answer>").unwrap();
-        assert_eq!((r.components[ADMISSIBLE], r.total), (0.0, 0.0));
+        assert_eq!((r.components[ComparisonReward::ADMISSIBLE], r.total), (0.0, 0.0));
         let r = reward.score(&target(Choice::Second), "<answer>?</answer>").unwrap();
-        assert_eq!(r.components[ADMISSIBLE], 0.0);
+        assert_eq!(r.components[ComparisonReward::ADMISSIBLE], 0.0);
         // Unknown admissibility earns nothing.
         let unknown =
             RewardTarget::Choice { expert: Choice::First, actions: ["a".into(), "b".into()], admissible: vec![] };
-        assert_eq!(reward.score(&unknown, "<answer>1</answer>").unwrap().components[ADMISSIBLE], 0.0);
+        assert_eq!(reward.score(&unknown, "<answer>1</answer>").unwrap().components[ComparisonReward::ADMISSIBLE], 0.0);
     }
 
     #[test]

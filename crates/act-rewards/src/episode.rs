@@ -8,16 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{RewardConfigError, finite, penalty};
 use crate::format::FormatRequirements;
 
-/// Component: `success_weight` when the episode was won ([`EpisodeScoring::Won`]).
-pub const WON: &str = "won";
-/// Component: the scaled, clamped environment score ([`EpisodeScoring::Score`]).
-pub const SCORE: &str = "score";
-/// Component: minus the invalid-output penalty when the turn's completion has no parseable action.
-pub const INVALID_OUTPUT: &str = "invalid_output";
-
 /// What an episode is worth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum EpisodeScoring {
     /// `success_weight` if won, else 0 (verl-agent's ALFWorld reward, with weight 10).
     #[default]
@@ -85,6 +79,20 @@ impl EpisodeConfig {
         self
     }
 
+    /// Checks the configuration, rejecting non-finite values, a negative penalty, an empty score range and
+    /// inconsistent format limits.
+    pub fn validate(&self) -> Result<(), RewardConfigError> {
+        finite("success_weight", self.success_weight)?;
+        finite("score_scale", self.score_scale)?;
+        penalty("invalid_output_penalty", self.invalid_output_penalty)?;
+        let (min, max) = self.score_range;
+        if !(min.is_finite() && max.is_finite() && min <= max) {
+            return Err(RewardConfigError::ScoreRange { min, max });
+        }
+        self.format.validate()?;
+        Ok(())
+    }
+
     /// Validates the configuration into a reward.
     pub fn build(self) -> Result<EpisodeReward, RewardConfigError> {
         EpisodeReward::new(self)
@@ -109,17 +117,9 @@ pub struct EpisodeReward {
 }
 
 impl EpisodeReward {
-    /// A reward with `config`, rejecting non-finite values, a negative penalty, an empty score range and
-    /// inconsistent format limits.
+    /// A reward with `config`, once [`EpisodeConfig::validate`] accepts it.
     pub fn new(config: EpisodeConfig) -> Result<Self, RewardConfigError> {
-        finite("success_weight", config.success_weight)?;
-        finite("score_scale", config.score_scale)?;
-        penalty("invalid_output_penalty", config.invalid_output_penalty)?;
-        let (min, max) = config.score_range;
-        if !(min.is_finite() && max.is_finite() && min <= max) {
-            return Err(RewardConfigError::ScoreRange { min, max });
-        }
-        config.format.validate()?;
+        config.validate()?;
         Ok(EpisodeReward { config })
     }
 
@@ -137,19 +137,29 @@ impl EpisodeReward {
         let mut components = BTreeMap::new();
         match c.scoring {
             EpisodeScoring::Won => {
-                components.insert(WON.to_owned(), if won { c.success_weight } else { 0.0 });
+                components.insert(EpisodeReward::WON.to_owned(), if won { c.success_weight } else { 0.0 });
             }
             EpisodeScoring::Score => {
                 let (min, max) = c.score_range;
                 let clamped = if score.is_nan() { min } else { score.clamp(min, max) };
-                components.insert(SCORE.to_owned(), c.score_scale * clamped);
+                components.insert(EpisodeReward::SCORE.to_owned(), c.score_scale * clamped);
             }
         }
         if c.invalid_output_penalty != 0.0 {
-            components.insert(INVALID_OUTPUT.to_owned(), if valid { 0.0 } else { -c.invalid_output_penalty });
+            components
+                .insert(EpisodeReward::INVALID_OUTPUT.to_owned(), if valid { 0.0 } else { -c.invalid_output_penalty });
         }
         Reward::from_components(components, valid)
     }
+}
+
+impl EpisodeReward {
+    /// Component: `success_weight` when the episode was won ([`EpisodeScoring::Won`]).
+    pub const WON: &'static str = "won";
+    /// Component: the scaled, clamped environment score ([`EpisodeScoring::Score`]).
+    pub const SCORE: &'static str = "score";
+    /// Component: minus the invalid-output penalty when the turn's completion has no parseable action.
+    pub const INVALID_OUTPUT: &'static str = "invalid_output";
 }
 
 impl RewardFn for EpisodeReward {
@@ -191,7 +201,7 @@ mod tests {
         let reward = EpisodeReward::default();
         let r = reward.score(&episode(true, 1.0), "<action>look</action>").unwrap();
         assert_eq!((r.total, r.format_ok), (10.0, true));
-        assert_eq!(r.components.keys().collect::<Vec<_>>(), vec![WON]);
+        assert_eq!(r.components.keys().collect::<Vec<_>>(), vec![EpisodeReward::WON]);
         assert_eq!(reward.score(&episode(false, 1.0), "<action>look</action>").unwrap().total, 0.0);
         // No penalty by default, but the format failure is still flagged.
         let r = reward.score(&episode(true, 0.0), "look").unwrap();
@@ -203,9 +213,9 @@ mod tests {
     fn invalid_output_penalty_applies_only_without_a_parseable_action() {
         let reward = EpisodeConfig::won(10.0).with_invalid_output_penalty(0.1).build().unwrap();
         let r = reward.score(&episode(false, 0.0), "<action></action>").unwrap();
-        assert_eq!((r.total, r.components[INVALID_OUTPUT]), (-0.1, -0.1));
+        assert_eq!((r.total, r.components[EpisodeReward::INVALID_OUTPUT]), (-0.1, -0.1));
         let r = reward.score(&episode(false, 0.0), "<think>ok</think><action>look</action>").unwrap();
-        assert_eq!((r.total, r.components[INVALID_OUTPUT]), (0.0, 0.0));
+        assert_eq!((r.total, r.components[EpisodeReward::INVALID_OUTPUT]), (0.0, 0.0));
     }
 
     #[test]
@@ -222,7 +232,7 @@ mod tests {
         assert_eq!(reward.range(), (-1.0, 1.0));
         let at = |score: f64| reward.score(&episode(false, score), "<action>x</action>").unwrap();
         assert_eq!(at(50.0).total, 0.5);
-        assert_eq!(at(50.0).components[SCORE], 0.5);
+        assert_eq!(at(50.0).components[EpisodeReward::SCORE], 0.5);
         assert_eq!(at(250.0).total, 1.0);
         assert_eq!(at(f64::NEG_INFINITY).total, -1.0);
         assert_eq!(at(f64::NAN).total, -1.0);

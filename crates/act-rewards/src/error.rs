@@ -2,6 +2,7 @@
 
 /// Why a reward configuration was rejected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RewardConfigError {
     /// A weight or penalty is NaN or infinite.
     #[error("`{field}` must be a finite number, got {value}")]

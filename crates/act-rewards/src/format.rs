@@ -1,6 +1,6 @@
 //! Format requirements every reward can impose: a reasoning block and length limits.
 
-use act_core::parse::THINK_TAG;
+use act_core::THINK_TAG;
 use act_core::{ParseError, extract_tag};
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +74,7 @@ pub struct FormatRequirements {
 
 /// Why a completion breaks the [`FormatRequirements`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FormatViolation {
     /// A reasoning block is required and there is no usable one.
     #[error("reasoning required: {0}")]

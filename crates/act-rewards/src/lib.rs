@@ -47,11 +47,11 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod comparison;
-pub mod episode;
-pub mod error;
-pub mod format;
-pub mod next_action;
+mod comparison;
+mod episode;
+mod error;
+mod format;
+mod next_action;
 
 pub use act_core::RewardFn;
 pub use comparison::{ComparisonConfig, ComparisonReward};

@@ -8,13 +8,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::{RewardConfigError, finite, penalty};
 use crate::format::FormatRequirements;
 
-/// Component: 1 on a normalised exact match with the expert action.
-pub const CORRECT: &str = "correct";
-/// Component: the partial credit for an admissible action that is not the expert's.
-pub const PARTIAL: &str = "partial";
-/// Component: minus the penalty when the completion has no parseable `<action>`.
-pub const MISSING_ACTION: &str = "missing_action";
-
 /// How [`NextActionReward`] scores. The default rewards only an exact (normalised) match.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default)]
@@ -49,6 +42,14 @@ impl NextActionConfig {
     pub fn with_format(mut self, format: FormatRequirements) -> Self {
         self.format = format;
         self
+    }
+
+    /// Checks the configuration, rejecting non-finite values, a negative penalty and inconsistent format limits.
+    pub fn validate(&self) -> Result<(), RewardConfigError> {
+        finite("partial_credit", self.partial_credit)?;
+        penalty("missing_action_penalty", self.missing_action_penalty)?;
+        self.format.validate()?;
+        Ok(())
     }
 
     /// Validates the configuration into a reward.
@@ -89,11 +90,9 @@ enum Outcome {
 }
 
 impl NextActionReward {
-    /// A reward with `config`, rejecting non-finite values, a negative penalty and inconsistent format limits.
+    /// A reward with `config`, once [`NextActionConfig::validate`] accepts it.
     pub fn new(config: NextActionConfig) -> Result<Self, RewardConfigError> {
-        finite("partial_credit", config.partial_credit)?;
-        penalty("missing_action_penalty", config.missing_action_penalty)?;
-        config.format.validate()?;
+        config.validate()?;
         Ok(NextActionReward { config })
     }
 
@@ -120,18 +119,29 @@ impl NextActionReward {
     fn reward(&self, outcome: Outcome) -> Reward {
         let c = &self.config;
         let mut components = BTreeMap::new();
-        components.insert(CORRECT.to_owned(), if outcome == Outcome::Expert { 1.0 } else { 0.0 });
+        components.insert(NextActionReward::CORRECT.to_owned(), if outcome == Outcome::Expert { 1.0 } else { 0.0 });
         if c.partial_credit != 0.0 {
-            components
-                .insert(PARTIAL.to_owned(), if outcome == Outcome::AdmissibleOther { c.partial_credit } else { 0.0 });
+            components.insert(
+                NextActionReward::PARTIAL.to_owned(),
+                if outcome == Outcome::AdmissibleOther { c.partial_credit } else { 0.0 },
+            );
         }
         if c.missing_action_penalty != 0.0 {
             let value = if outcome == Outcome::MissingAction { -c.missing_action_penalty } else { 0.0 };
-            components.insert(MISSING_ACTION.to_owned(), value);
+            components.insert(NextActionReward::MISSING_ACTION.to_owned(), value);
         }
         let format_ok = !matches!(outcome, Outcome::MissingAction | Outcome::FormatFailure);
         Reward::from_components(components, format_ok)
     }
+}
+
+impl NextActionReward {
+    /// Component: 1 on a normalised exact match with the expert action.
+    pub const CORRECT: &'static str = "correct";
+    /// Component: the partial credit for an admissible action that is not the expert's.
+    pub const PARTIAL: &'static str = "partial";
+    /// Component: minus the penalty when the completion has no parseable `<action>`.
+    pub const MISSING_ACTION: &'static str = "missing_action";
 }
 
 impl RewardFn for NextActionReward {
@@ -185,9 +195,15 @@ mod tests {
     fn admissible_non_expert_actions_earn_partial_credit() {
         let reward = NextActionConfig::default().with_partial_credit(0.25).build().unwrap();
         let r = score(&reward, "<action>close fridge 1</action>");
-        assert_eq!((r.components[PARTIAL], r.components[CORRECT], r.total), (0.25, 0.0, 0.25));
+        assert_eq!(
+            (r.components[NextActionReward::PARTIAL], r.components[NextActionReward::CORRECT], r.total),
+            (0.25, 0.0, 0.25)
+        );
         assert_eq!(score(&reward, "<action>fly away</action>").total, 0.0);
-        assert_eq!(score(&reward, "<action>take apple 1 from fridge 1</action>").components[PARTIAL], 0.0);
+        assert_eq!(
+            score(&reward, "<action>take apple 1 from fridge 1</action>").components[NextActionReward::PARTIAL],
+            0.0
+        );
         assert_eq!(reward.range(), (0.0, 1.0));
     }
 
@@ -199,7 +215,7 @@ mod tests {
         {
             let r = score(&reward, bad);
             assert_eq!((r.total, r.format_ok), (-0.1, false), "{bad:?}");
-            assert_eq!(r.components[MISSING_ACTION], -0.1);
+            assert_eq!(r.components[NextActionReward::MISSING_ACTION], -0.1);
         }
         assert_eq!(reward.range(), (-0.1, 1.0));
         // Without the penalty a missing action is simply wrong.

@@ -65,6 +65,21 @@ impl Default for RolloutConfig {
 }
 
 impl RolloutConfig {
+    /// Checks the settings: a positive batch size, a positive step budget when one is set, and
+    /// `stop_after_repeats` positive when set.
+    pub fn validate(&self) -> Result<(), RolloutError> {
+        if self.batch_size == 0 {
+            return Err(RolloutError::Config("the batch size is 0".into()));
+        }
+        if self.step_budget == Some(0) {
+            return Err(RolloutError::Config("the step budget is 0".into()));
+        }
+        if self.stop_after_repeats == Some(0) {
+            return Err(RolloutError::Config("stop_after_repeats is 0: an episode would end before it starts".into()));
+        }
+        Ok(())
+    }
+
     /// Sets the lockstep batch size.
     #[must_use]
     pub fn with_batch_size(mut self, batch_size: usize) -> Self {
@@ -145,9 +160,7 @@ impl<'a, F: EnvironmentFactory> Rollout<'a, F> {
     /// Plays `specs` and returns their episodes in the same order. Any environment or actor error stops the
     /// rollout and names the episode (or, for a failed batched call, the episodes in it).
     pub fn play(self, specs: &[EpisodeSpec]) -> Result<Vec<PlayedEpisode>, RolloutError> {
-        if self.config.batch_size == 0 {
-            return Err(RolloutError::Config("the batch size is 0".into()));
-        }
+        self.config.validate()?;
         if specs.is_empty() {
             return Ok(Vec::new());
         }
@@ -157,10 +170,7 @@ impl<'a, F: EnvironmentFactory> Rollout<'a, F> {
         };
         let budget = self.config.step_budget.unwrap_or_else(|| first.step_budget());
         if budget == 0 {
-            return Err(RolloutError::Config("the step budget is 0".into()));
-        }
-        if self.config.stop_after_repeats == Some(0) {
-            return Err(RolloutError::Config("stop_after_repeats is 0: an episode would end before it starts".into()));
+            return Err(RolloutError::Config("the environment's step budget is 0".into()));
         }
         let player = Player { actor: self.actor, config: &self.config, budget, on_episode: self.on_episode };
         let mut played = if self.config.batch_size > 1 {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// What to do with an action that is not admissible (or an output with no parseable action).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum InvalidActionHandling {
     /// Send it to the environment unchanged (an unparseable output is sent as its trimmed text), which answers as
     /// the real benchmark does. The default.

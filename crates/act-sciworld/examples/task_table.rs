@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use act_core::Split;
-use act_sciworld::tasks::TASKS;
+use act_sciworld::TASKS;
 use act_sciworld::{SciWorldConfig, SciWorldEnv, gold_trajectory};
 
 struct Row {
@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut total = 0;
     for spec in TASKS {
         let n = env.max_variations(spec.name).unwrap_or(0);
-        let [train, dev, test] = act_sciworld::tasks::variation_splits(n);
+        let [train, dev, test] = act_sciworld::variation_splits(n);
         let first_test = *env.variations(spec.name, Split::Test).and_then(|v| v.first().copied()).get_or_insert(0);
         let mut cells = Vec::new();
         for variation in [0, first_test] {

@@ -17,8 +17,9 @@ pub const ENV_NAME: &str = "sciworld";
 /// The action the Python wrapper's `reset` takes to produce the first observation (a free action).
 pub const FIRST_ACTION: &str = "look around";
 
-/// How to run ScienceWorld. Plain data with `with_*` builders.
-#[derive(Debug, Clone, PartialEq)]
+/// How to run ScienceWorld. Plain data (serde, every field optional in JSON) with `with_*` builders.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct SciWorldConfig {
     /// The jar; `None` searches `$SCIENCEWORLD_JAR`, then the installed Python package.
     pub jar: Option<PathBuf>,
@@ -58,6 +59,18 @@ impl Default for SciWorldConfig {
 }
 
 impl SciWorldConfig {
+    /// Checks what can be checked without the simulator: a positive step limit and, when tasks are listed, at
+    /// least one.
+    pub fn validate(&self) -> Result<(), SciWorldError> {
+        if self.step_limit == 0 {
+            return Err(SciWorldError::InvalidRequest("step_limit is 0".into()));
+        }
+        if self.tasks.as_ref().is_some_and(Vec::is_empty) {
+            return Err(SciWorldError::InvalidRequest("tasks is an empty list (None means all 30)".into()));
+        }
+        Ok(())
+    }
+
     /// Uses this jar.
     #[must_use]
     pub fn with_jar(mut self, jar: impl Into<PathBuf>) -> Self {
@@ -191,8 +204,10 @@ pub struct SciWorldEnv {
 }
 
 impl SciWorldEnv {
-    /// Finds the jar, starts the JVM and reads the task catalogue.
+    /// Finds the jar, starts the JVM and reads the task catalogue, after [`SciWorldConfig::validate`]; the task
+    /// names and simplifications are then checked against what the simulator knows.
     pub fn new(config: SciWorldConfig) -> Result<Self, SciWorldError> {
+        config.validate()?;
         let location = JarLocation::find(config.jar.as_deref())?;
         let mut sim = Simulator::start(&location, &config.jvm)?;
         let catalog = Catalog::read(&mut sim, config.tasks.as_deref())?;
@@ -579,5 +594,22 @@ impl EnvironmentFactory for SciWorldFactory {
 
     fn make(&self) -> Result<SciWorldEnv, EnvError> {
         SciWorldEnv::new(self.config.clone()).map_err(EnvError::from)
+    }
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    #[test]
+    fn config_reads_partial_json_and_checks_what_it_can_without_the_jar() {
+        let config: SciWorldConfig = serde_json::from_str(r#"{"step_limit": 30, "order": "round-robin"}"#).unwrap();
+        assert_eq!(config, SciWorldConfig::default().with_step_limit(30).with_order(TaskOrder::RoundRobin));
+        config.validate().unwrap();
+        assert!(SciWorldConfig::default().with_step_limit(0).validate().is_err());
+        let no_tasks = SciWorldConfig { tasks: Some(Vec::new()), ..SciWorldConfig::default() };
+        assert!(no_tasks.validate().unwrap_err().to_string().contains("tasks is an empty list"));
+        // Refused before any JVM starts, so this holds without Java or the jar.
+        assert!(SciWorldEnv::new(no_tasks).is_err());
     }
 }

@@ -4,6 +4,7 @@ use crate::py4j::Py4jError;
 
 /// Everything that can go wrong between Rust and the ScienceWorld jar.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SciWorldError {
     /// The jar or its resources could not be found.
     #[error("scienceworld.jar not found: {0}")]

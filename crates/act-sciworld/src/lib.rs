@@ -7,12 +7,12 @@
 //! most once, to find the jar inside the installed package.
 //!
 //! - [`py4j`]: the wire codec and a blocking client.
-//! - [`process`]: the JVM's lifecycle (free port, start-up handshake, output draining, kill on drop).
-//! - [`simulator`]: typed calls on the jar's `PythonInterface`.
-//! - [`env`](mod@env): [`SciWorldEnv`], the environment (restarting a JVM that died), and its factory.
-//! - [`gold`]: gold-path trajectories and next-action evaluation items.
-//! - [`tasks`]: the 30 tasks and the train / dev / test variation splits.
-//! - [`locate`]: finding the jar.
+//! - [`JvmOptions`]: the JVM's lifecycle (free port, start-up handshake, output draining, kill on drop).
+//! - [`Simulator`]: typed calls on the jar's `PythonInterface`.
+//! - [`SciWorldEnv`]: the environment (restarting a JVM that died), and its factory [`SciWorldFactory`].
+//! - [`gold_trajectory`], [`next_action_dataset`]: gold-path trajectories and next-action evaluation items.
+//! - [`TASKS`], [`variation_splits`]: the 30 tasks and the train / dev / test variation splits.
+//! - [`JarLocation`]: finding the jar ([`JAR_ENV_VAR`], [`PYTHON_ENV_VAR`]).
 //!
 //! ```
 //! use act_sciworld::py4j::{Arg, Reply, decode_reply, encode_call};
@@ -42,19 +42,19 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod env;
-pub mod error;
-pub mod gold;
-pub mod locate;
-pub mod process;
+mod env;
+mod error;
+mod gold;
+mod locate;
+mod process;
 pub mod py4j;
-pub mod simulator;
-pub mod tasks;
+mod simulator;
+mod tasks;
 
 pub use env::{ENV_NAME, FIRST_ACTION, SciWorldConfig, SciWorldEnv, SciWorldFactory};
 pub use error::SciWorldError;
 pub use gold::{NextActionItem, gold_trajectories, gold_trajectory, next_action_dataset, next_action_items};
-pub use locate::JarLocation;
+pub use locate::{JAR_ENV_VAR, JarLocation, PYTHON_ENV_VAR};
 pub use process::JvmOptions;
 pub use simulator::{Simulator, StepResult, UNKNOWN_ACTION};
-pub use tasks::{TASKS, TaskOrder, TaskSpec};
+pub use tasks::{TASKS, TaskOrder, TaskSpec, find_task, topic_number, variation_splits};

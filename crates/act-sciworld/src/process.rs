@@ -23,8 +23,9 @@ const TAIL_LINE_CHARS: usize = 400;
 /// Ports tried before start-up gives up (another process may take a port between choice and bind).
 const START_ATTEMPTS: usize = 3;
 
-/// How to run the JVM.
-#[derive(Debug, Clone, PartialEq)]
+/// How to run the JVM. In JSON the timeouts are serde's `Duration`: `{"secs": 60, "nanos": 0}`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct JvmOptions {
     /// The `java` executable.
     pub java: PathBuf,
@@ -76,7 +77,6 @@ impl OutputTail {
 #[derive(Debug)]
 pub struct Gateway {
     child: Child,
-    port: u16,
     client: Client,
     output: OutputTail,
     drainers: Vec<JoinHandle<()>>,
@@ -166,12 +166,7 @@ impl Gateway {
         let client = Client::new(stream, Some(options.call_timeout))
             .map_err(|e| fail(&mut child, format!("cannot set up the connection: {e}")))?;
         tracing::debug!(port, pid = child.id(), "ScienceWorld gateway started");
-        Ok(Self { child, port, client, output, drainers, call_timeout: options.call_timeout })
-    }
-
-    /// The local port the gateway listens on.
-    pub fn port(&self) -> u16 {
-        self.port
+        Ok(Self { child, client, output, drainers, call_timeout: options.call_timeout })
     }
 
     /// The JVM's process id.

@@ -127,6 +127,7 @@ impl Reply {
 
 /// Errors of the py4j codec and client.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Py4jError {
     /// The connection failed or closed.
     #[error("py4j connection: {0}")]

@@ -48,7 +48,7 @@ impl Simulator {
     }
 
     /// The underlying process.
-    pub fn gateway(&mut self) -> &mut Gateway {
+    pub(crate) fn gateway(&mut self) -> &mut Gateway {
         &mut self.gateway
     }
 

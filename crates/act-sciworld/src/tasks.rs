@@ -112,6 +112,7 @@ pub fn split_variations(max_variations: usize, split: Split) -> Option<Vec<usize
 /// How [`TaskRef::Index`](act_core::TaskRef::Index) numbers the (task, variation) pairs of a split.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum TaskOrder {
     /// Every variation of the first task, then of the second, ... (the jar's own listing).
     #[default]

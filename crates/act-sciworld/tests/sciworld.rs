@@ -7,11 +7,11 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use act_core::{EnvError, Environment, Split, TaskRef, collect_expert_trajectory};
-use act_sciworld::tasks::{TASKS, find_task, topic_number, variation_splits};
 use act_sciworld::{
     JarLocation, JvmOptions, SciWorldConfig, SciWorldEnv, Simulator, UNKNOWN_ACTION, gold_trajectory,
     next_action_dataset,
 };
+use act_sciworld::{TASKS, find_task, topic_number, variation_splits};
 
 /// The jar's location, or `None` (after saying why) when the test should be skipped.
 fn jar_or_skip(test: &str) -> Option<JarLocation> {

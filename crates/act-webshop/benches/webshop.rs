@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use act_core::{Environment, Split, TaskRef};
-use act_webshop::expert::instruction_query;
-use act_webshop::search::SEARCH_RETURN_N;
+use act_webshop::SEARCH_RETURN_N;
+use act_webshop::instruction_query;
 use act_webshop::{WebShopEnv, WebShopWorld, WorldConfig};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 

@@ -14,7 +14,7 @@ pub struct ParsedAction<'a> {
 /// with at least one character between them, and the argument runs to the last `]`; text after it is ignored.
 ///
 /// ```
-/// use act_webshop::action::parse_action;
+/// use act_webshop::parse_action;
 /// assert_eq!(parse_action("click[buy now]").arg, Some("buy now"));
 /// assert_eq!(parse_action("search[red [large] shirt]").name, "search[red ");
 /// assert_eq!(parse_action("look around").arg, None);

@@ -1,9 +1,4 @@
 //! Products and catalogues in WebShop's schema.
-//!
-//! A [`Product`] is what upstream's `load_products` produces from one scraped item: `Title`, `Description`,
-//! `BulletPoints`, lower-cased option values with ` | ` for `/`, parsed pricing, attributes. [`RawProduct`] is the
-//! scraped item itself (`items_shuffle*.json` rows), the form catalogues are saved in, so a real upstream file
-//! loads with [`Catalogue::load_upstream`] and a generated catalogue round-trips through JSONL.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -290,6 +285,11 @@ struct AttributeEntry {
 }
 
 /// A list of products with an ASIN lookup.
+///
+/// A [`Product`] is what upstream's `load_products` produces from one scraped item: `Title`, `Description`,
+/// `BulletPoints`, lower-cased option values with ` | ` for `/`, parsed pricing, attributes. Catalogues are saved as
+/// scraped items (upstream's `items_shuffle*.json` rows), so a real upstream file
+/// loads with [`Catalogue::load_upstream`] and a generated catalogue round-trips through JSONL.
 #[derive(Debug, Clone, Default)]
 pub struct Catalogue {
     products: Vec<Product>,

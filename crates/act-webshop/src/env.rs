@@ -1,10 +1,4 @@
 //! [`WebShopEnv`]: one shopping session over a shared [`WebShopWorld`], implementing act-core's [`Environment`].
-//!
-//! Navigation follows upstream's `SimServer.receive`: `search[...]` runs a search and shows page 1; clicks are
-//! resolved by name in upstream's order (Buy Now, Back to Search, Next/Prev on results, Prev on sub-pages and item
-//! pages, sub-page buttons, then product links and option values). Anything else is a no-op with reward 0.
-//! Episodes have no randomness once the goal is fixed (prices are drawn once per world), so `reset`'s seed only
-//! labels the episode.
 
 use std::sync::Arc;
 
@@ -54,6 +48,12 @@ pub struct AvailableActions {
 }
 
 /// A native WebShop session.
+///
+/// Navigation follows upstream's `SimServer.receive`: `search[...]` runs a search and shows page 1; clicks are
+/// resolved by name in upstream's order (Buy Now, Back to Search, Next/Prev on results, Prev on sub-pages and item
+/// pages, sub-page buttons, then product links and option values). Anything else is a no-op with reward 0.
+/// Episodes have no randomness once the goal is fixed (prices are drawn once per world), so `reset`'s seed only
+/// labels the episode.
 #[derive(Debug, Clone)]
 pub struct WebShopEnv {
     world: Arc<WebShopWorld>,

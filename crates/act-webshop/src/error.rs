@@ -6,6 +6,7 @@ use act_core::EnvError;
 
 /// What can go wrong while building or running a WebShop.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum WebShopError {
     /// A file could not be read or written.
     #[error("{path}: {source}")]

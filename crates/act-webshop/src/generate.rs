@@ -1,9 +1,4 @@
 //! The seeded catalogue generator: realistic products across WebShop's five categories.
-//!
-//! Every product gets a brand, a product type with its category path, 2–6 attributes (some in the title, all in
-//! the bullets or description), 0–3 customisation options with 2–6 values each, and a price or a price range.
-//! Products of one type share attribute and option pools, so every target has near-miss distractors: the same
-//! type without one asked-for attribute, or without the asked-for size.
 
 use std::collections::HashSet;
 
@@ -14,7 +9,13 @@ use crate::error::WebShopError;
 use crate::vocab::{BULLET_LEADS, CATEGORIES, CategorySpec, DESCRIPTION_SENTENCES, Kind};
 
 /// How to generate a catalogue.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Every product gets a brand, a product type with its category path, 2–6 attributes (some in the title, all in
+/// the bullets or description), 0–3 customisation options with 2–6 values each, and a price or a price range.
+/// Products of one type share attribute and option pools, so every target has near-miss distractors: the same
+/// type without one asked-for attribute, or without the asked-for size.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct CatalogueConfig {
     /// How many products (1 to 1,000,000).
     pub num_products: usize,
@@ -34,14 +35,20 @@ impl CatalogueConfig {
         CatalogueConfig { num_products, seed }
     }
 
-    /// Generates the catalogue. The same config always gives the same catalogue.
-    pub fn generate(&self) -> Result<Catalogue, WebShopError> {
+    /// Checks the settings: between 1 and 1,000,000 products.
+    pub fn validate(&self) -> Result<(), WebShopError> {
         if self.num_products == 0 || self.num_products > 1_000_000 {
             return Err(WebShopError::Config(format!(
                 "num_products must be between 1 and 1000000, got {}",
                 self.num_products
             )));
         }
+        Ok(())
+    }
+
+    /// Generates the catalogue. The same config always gives the same catalogue.
+    pub fn generate(&self) -> Result<Catalogue, WebShopError> {
+        self.validate()?;
         let mut rng = act_core::rng_from_seed(act_core::derive_seed(self.seed, 0x0CA7_A106));
         let mut seen = HashSet::with_capacity(self.num_products);
         let mut products = Vec::with_capacity(self.num_products);

@@ -1,9 +1,5 @@
 //! Shopping goals: a target product, the attributes and options asked for, a price bound, and the instruction a
 //! person would write, split into test / dev / train by goal index as upstream does.
-//!
-//! Generated goals are phrased like upstream's human instructions ("i am looking for a gluten free protein bars in
-//! peanut butter flavor, and price lower than 40.00 dollars"): the openers and their frequencies come from the
-//! 12,087 human instructions (see [`Phrasing::from_human_goals`], which recomputes them from the file).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -219,7 +215,8 @@ impl Default for SplitSizes {
 }
 
 /// How to sample goals from a catalogue.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GoalConfig {
     /// Goals per product.
     pub goals_per_product: usize,
@@ -242,6 +239,17 @@ impl GoalConfig {
     #[must_use]
     pub fn with_seed(seed: u64) -> Self {
         GoalConfig { seed, ..GoalConfig::default() }
+    }
+
+    /// Checks the settings: at least one goal per product and an opener with positive weight.
+    pub fn validate(&self) -> Result<(), WebShopError> {
+        if self.goals_per_product == 0 {
+            return Err(WebShopError::Config("goals_per_product is 0".into()));
+        }
+        if self.phrasing.openers.is_empty() || self.phrasing.openers.iter().all(|o| o.weight <= 0.0) {
+            return Err(WebShopError::Config("phrasing has no opener with positive weight".into()));
+        }
+        Ok(())
     }
 
     /// Goals per product.
@@ -267,6 +275,10 @@ impl GoalConfig {
 }
 
 /// The goals of a WebShop, shuffled once; splits are contiguous index ranges.
+///
+/// Generated goals are phrased like upstream's human instructions ("i am looking for a gluten free protein bars in
+/// peanut butter flavor, and price lower than 40.00 dollars"): the openers and their frequencies come from the
+/// 12,087 human instructions (`Phrasing::from_human_goals` in `goals.rs` recomputes them from the file).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GoalSet {
     goals: Vec<Goal>,
@@ -287,9 +299,7 @@ impl GoalSet {
         if prices.len() != catalogue.len() {
             return Err(WebShopError::Config(format!("{} prices for {} products", prices.len(), catalogue.len())));
         }
-        if config.phrasing.openers.is_empty() || config.phrasing.openers.iter().all(|o| o.weight <= 0.0) {
-            return Err(WebShopError::Config("phrasing has no opener with positive weight".into()));
-        }
+        config.validate()?;
         let mut rng = act_core::rng_from_seed(act_core::derive_seed(config.seed, 0x60A1));
         let mut goals = Vec::with_capacity(catalogue.len() * config.goals_per_product);
         for (product, price) in catalogue.products().iter().zip(prices) {

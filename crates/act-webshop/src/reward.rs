@@ -1,17 +1,4 @@
 //! Upstream's purchase reward (`web_agent_site/engine/goal.py`, `get_reward`):
-//!
-//! `R = r_type * (n_attr_match + n_option_match + [price <= price_upper]) / (n_goal_attrs + n_goal_options + 1)`
-//!
-//! * an attribute matches when a product attribute scores above 85 in thefuzz's `token_set_ratio`, or when it
-//!   occurs in the lower-cased title, bullet points or description;
-//! * an option matches when, after colour normalisation, a chosen option scores above 85;
-//! * `r_type` is 1, lowered to 0.5 when neither the query, two category levels nor more than 20% of the target's
-//!   title nouns match, to 0.1 when under 10% of the title nouns match, and to 0 when none do.
-//!
-//! Upstream finds title nouns with spaCy's part-of-speech tagger. We use a [`NounLexicon`] instead: the words of
-//! every product type (`query`) and category-path level in the catalogue, which are the nouns titles use to name
-//! what a product is. Brand names (proper nouns to spaCy) are not in it, so titles that share only a brand count
-//! as sharing no noun.
 
 use std::collections::HashSet;
 
@@ -213,9 +200,9 @@ impl RewardBreakdown {
 /// Upstream's `get_reward` for buying `purchased` at `price` with `chosen` option values.
 ///
 /// ```
-/// use act_webshop::catalog::Product;
-/// use act_webshop::goals::Goal;
-/// use act_webshop::reward::{NounLexicon, purchase_reward};
+/// use act_webshop::Product;
+/// use act_webshop::Goal;
+/// use act_webshop::{NounLexicon, purchase_reward};
 /// let product = Product {
 ///     asin: "B000000001".into(), title: "Acme Gluten Free Protein Bars".into(), category: "food".into(),
 ///     query: "protein bars".into(), product_category: "Grocery › Snacks › Bars".into(),
@@ -235,6 +222,19 @@ impl RewardBreakdown {
 /// let r = purchase_reward(&product, &goal, 19.99, &["chocolate"], &lexicon).unwrap();
 /// assert!((r.reward - 2.0 / 3.0).abs() < 1e-12);
 /// ```
+///
+/// `R = r_type * (n_attr_match + n_option_match + [price <= price_upper]) / (n_goal_attrs + n_goal_options + 1)`
+///
+/// * an attribute matches when a product attribute scores above 85 in thefuzz's `token_set_ratio`, or when it
+///   occurs in the lower-cased title, bullet points or description;
+/// * an option matches when, after colour normalisation, a chosen option scores above 85;
+/// * `r_type` is 1, lowered to 0.5 when neither the query, two category levels nor more than 20% of the target's
+///   title nouns match, to 0.1 when under 10% of the title nouns match, and to 0 when none do.
+///
+/// Upstream finds title nouns with spaCy's part-of-speech tagger. We use a [`NounLexicon`] instead: the words of
+/// every product type (`query`) and category-path level in the catalogue, which are the nouns titles use to name
+/// what a product is. Brand names (proper nouns to spaCy) are not in it, so titles that share only a brand count
+/// as sharing no noun.
 pub fn purchase_reward(
     purchased: &Product,
     goal: &Goal,

@@ -1,14 +1,5 @@
 //! BM25 product search with tantivy, over the text upstream indexes with Pyserini: the lower-cased title,
 //! description, first bullet point and option text of every product.
-//!
-//! The analyzer follows Lucene's English analyzer as Pyserini uses it (Lucene's English stop words, an English
-//! stemmer; tantivy's is Snowball's where Lucene's is Porter's), and a query is the OR of its analysed terms, each
-//! repeat counting again, as Lucene's classic query parser builds it. tantivy's BM25 uses k1 = 1.2, b = 0.75
-//! (Pyserini's defaults are 0.9 and 0.4), so rankings are close to upstream's, not identical.
-//!
-//! Indexes live in memory ([`SearchIndex::in_memory`], for tests and small catalogues) or in a directory
-//! ([`SearchIndex::open_or_build`], for large ones), built with one writer thread into one segment so that rankings,
-//! ties included, are the same on every run.
 
 use std::path::Path;
 
@@ -48,6 +39,15 @@ fn analyzer() -> TextAnalyzer {
 }
 
 /// A BM25 index over a catalogue; hits are catalogue positions.
+///
+/// The analyzer follows Lucene's English analyzer as Pyserini uses it (Lucene's English stop words, an English
+/// stemmer; tantivy's is Snowball's where Lucene's is Porter's), and a query is the OR of its analysed terms, each
+/// repeat counting again, as Lucene's classic query parser builds it. tantivy's BM25 uses k1 = 1.2, b = 0.75
+/// (Pyserini's defaults are 0.9 and 0.4), so rankings are close to upstream's, not identical.
+///
+/// Indexes live in memory ([`SearchIndex::in_memory`], for tests and small catalogues) or in a directory
+/// ([`SearchIndex::open_or_build`], for large ones), built with one writer thread into one segment so that rankings,
+/// ties included, are the same on every run.
 pub struct SearchIndex {
     contents: Field,
     searcher: Searcher,

@@ -11,8 +11,10 @@ use crate::goals::{Goal, GoalConfig, GoalSet};
 use crate::reward::NounLexicon;
 use crate::search::SearchIndex;
 
-/// How to build a generated world.
-#[derive(Debug, Clone, PartialEq)]
+/// How to build a generated world. The default is 1,000 products, two goals per product, everything from seed 0,
+/// index in memory.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct WorldConfig {
     /// The catalogue.
     pub catalogue: CatalogueConfig,
@@ -46,8 +48,15 @@ impl WorldConfig {
         self
     }
 
+    /// Checks the catalogue and goal settings.
+    pub fn validate(&self) -> Result<(), WebShopError> {
+        self.catalogue.validate()?;
+        self.goals.validate()
+    }
+
     /// Generates the catalogue, draws prices, samples goals and builds the index.
     pub fn build(&self) -> Result<WebShopWorld, WebShopError> {
+        self.validate()?;
         let catalogue = self.catalogue.generate()?;
         let prices = catalogue.draw_prices(act_core::derive_seed(self.catalogue.seed, 0x9_1CE5));
         let goals = GoalSet::sample(&catalogue, &prices, &self.goals)?;
@@ -139,5 +148,23 @@ impl WebShopWorld {
     /// Goal `index` and its target's catalogue position.
     pub fn goal(&self, index: usize) -> Option<(&Goal, usize)> {
         Some((self.goals.get(index)?, *self.goal_targets.get(index)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_reads_partial_json_and_validates_in_one_place() {
+        let config: WorldConfig = serde_json::from_str(r#"{"catalogue": {"num_products": 50}}"#).unwrap();
+        assert_eq!(config, WorldConfig { catalogue: CatalogueConfig::new(50, 0), ..WorldConfig::default() });
+        assert_eq!(WorldConfig::default(), WorldConfig::new(1_000, 0));
+        config.validate().unwrap();
+        let no_products = WorldConfig { catalogue: CatalogueConfig::new(0, 0), ..config.clone() };
+        assert!(no_products.validate().unwrap_err().to_string().contains("num_products"));
+        assert!(no_products.build().is_err());
+        let no_goals = config.with_goals(GoalConfig::default().with_goals_per_product(0));
+        assert!(no_goals.validate().unwrap_err().to_string().contains("goals_per_product"));
     }
 }

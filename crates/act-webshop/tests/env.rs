@@ -3,7 +3,7 @@
 use std::sync::{Arc, OnceLock};
 
 use act_core::{EnvError, Environment, EnvironmentFactory, Split, TaskRef, collect_expert_trajectory};
-use act_webshop::env::SEARCH_ACTION;
+use act_webshop::SEARCH_ACTION;
 use act_webshop::{EnvConfig, WebShopEnv, WebShopFactory, WebShopWorld};
 
 fn world() -> Arc<WebShopWorld> {

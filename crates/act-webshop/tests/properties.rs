@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use act_core::{Environment, Split, TaskRef};
-use act_webshop::catalog::Catalogue;
-use act_webshop::pages::{BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, SEP, SubPage};
+use act_webshop::Catalogue;
+use act_webshop::{BACK_TO_SEARCH, BUY_NOW, NEXT_PAGE, PREV_PAGE, SEP, SubPage};
 use act_webshop::{CatalogueConfig, GoalConfig, GoalSet, WebShopEnv, WebShopWorld};
 use proptest::prelude::*;
 

@@ -23,8 +23,9 @@ const TASK_TYPES: [&str; 6] = [
     "pick_two_obj_and_place",
 ];
 
-/// How [`AgentGymClient`] talks to the server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How [`AgentGymClient`] talks to the server. There is no `Default`: the server's URL is required
+/// ([`AgentGymConfig::new`] fills in the rest; in JSON every field is given, `timeout` as serde writes a `Duration`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AgentGymConfig {
     /// The server's base URL, such as `http://127.0.0.1:36001`.
     pub base_url: String,
@@ -48,6 +49,20 @@ impl AgentGymConfig {
             step_budget: 50,
             timeout: Duration::from_secs(120),
         }
+    }
+
+    /// Checks the settings: an http(s) URL, a positive step budget, at least one split.
+    pub fn validate(&self) -> Result<(), EnvError> {
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return Err(EnvError::Config(format!("`{}` is not an http(s) URL", self.base_url)));
+        }
+        if self.step_budget == 0 {
+            return Err(EnvError::Config("the step budget must be at least 1".into()));
+        }
+        if self.splits.is_empty() {
+            return Err(EnvError::Config("no split: map at least one split to a range of game indices".into()));
+        }
+        Ok(())
     }
 
     /// Game indices `range` form `split`.
@@ -113,15 +128,7 @@ pub struct AgentGymClient {
 impl AgentGymClient {
     /// A client for the server in `config`; no request is made until the first reset.
     pub fn new(config: AgentGymConfig) -> Result<Self, EnvError> {
-        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
-            return Err(EnvError::Config(format!("`{}` is not an http(s) URL", config.base_url)));
-        }
-        if config.step_budget == 0 {
-            return Err(EnvError::Config("the step budget must be at least 1".into()));
-        }
-        if config.splits.is_empty() {
-            return Err(EnvError::Config("no split: map at least one split to a range of game indices".into()));
-        }
+        config.validate()?;
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
             .http_status_as_error(false)
@@ -320,6 +327,17 @@ impl Environment for AgentGymClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn config_validation_lives_in_the_config_and_json_round_trips() {
+        let config = AgentGymConfig::new("http://127.0.0.1:36001/").with_split(Split::Test, 0..10);
+        config.validate().unwrap();
+        let round_trip: AgentGymConfig = serde_json::from_str(&serde_json::to_string(&config).unwrap()).unwrap();
+        assert_eq!(round_trip, config);
+        assert!(AgentGymConfig::new("127.0.0.1").with_split(Split::Test, 0..1).validate().is_err());
+        assert!(AgentGymConfig::new("http://h").validate().unwrap_err().to_string().contains("no split"));
+        assert!(AgentGymClient::new(config.with_step_budget(0)).is_err());
+    }
 
     #[test]
     fn task_types_and_descriptions_are_read_from_agentgym_text() {

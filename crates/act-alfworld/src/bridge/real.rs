@@ -12,14 +12,17 @@ use super::games::{GameEntry, GameSet};
 use super::worker::{RequestError, Worker, WorkerCommand, default_python};
 
 /// Which command set the real engine plays with. The game file carries its grammar; the worker rewrites it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
 pub enum BridgeGrammar {
     /// ALFWorld <= 0.3 (ReAct, AgentGym, most papers): `put O in/on R`, "You arrive at loc N.", no `help`.
     #[default]
+    #[serde(rename = "0.3")]
     V03,
     /// ALFWorld 0.4: `move O to R`, "You arrive at R.", `help`.
+    #[serde(rename = "0.4")]
     V04,
     /// Whatever the game file says.
+    #[serde(rename = "as_is")]
     AsIs,
 }
 
@@ -63,8 +66,10 @@ impl FromStr for BridgeGrammar {
     }
 }
 
-/// How [`RealAlfworld`] runs the engine.
-#[derive(Debug, Clone, PartialEq)]
+/// How [`RealAlfworld`] runs the engine. In JSON every field is optional; the timeouts are serde's `Duration`
+/// (`{"secs": 60, "nanos": 0}`) and the grammar is `"0.3"`, `"0.4"` or `"as_is"`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RealAlfworldConfig {
     /// The Python interpreter with `alfworld` and `textworld[pddl]` installed (default `$ACT_PYTHON`, else
     /// `python3`).
@@ -468,6 +473,22 @@ mod tests {
         assert!(matches!("0.5".parse::<BridgeGrammar>(), Err(EnvError::Config(_))));
         assert_eq!(BridgeGrammar::from(crate::config::GrammarVersion::V04), BridgeGrammar::V04);
         assert_eq!(BridgeGrammar::from(crate::config::GrammarVersion::V03), BridgeGrammar::V03);
+    }
+
+    #[test]
+    fn config_reads_partial_json_with_the_grammar_by_its_worker_name() {
+        for grammar in [BridgeGrammar::V03, BridgeGrammar::V04, BridgeGrammar::AsIs] {
+            let json = serde_json::to_string(&grammar).unwrap();
+            assert_eq!(json, format!("\"{}\"", grammar.as_str()));
+        }
+        let config: RealAlfworldConfig =
+            serde_json::from_str(r#"{"grammar": "0.4", "request_timeout": {"secs": 5, "nanos": 0}}"#).unwrap();
+        assert_eq!(
+            config,
+            RealAlfworldConfig::default().with_grammar(BridgeGrammar::V04).with_request_timeout(Duration::from_secs(5))
+        );
+        let round_trip: RealAlfworldConfig = serde_json::from_str(&serde_json::to_string(&config).unwrap()).unwrap();
+        assert_eq!(round_trip, config);
     }
 
     #[test]

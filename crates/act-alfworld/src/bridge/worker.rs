@@ -55,6 +55,7 @@ impl std::fmt::Debug for Worker {
 
 /// Whether a failed request left the worker usable.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum RequestError {
     /// The worker answered with an error; it is still alive and in a known state.
     Reply {

@@ -94,14 +94,12 @@ pub fn template() -> ChatTemplate {
 
 /// Every parameter's bytes, in HF names, for exact comparisons.
 pub fn parameters(model: &Qwen3) -> Vec<(String, Vec<u8>)> {
-    act_model::checkpoint::hf_tensors(model).into_iter().map(|(n, d)| (n, d.as_bytes().to_vec())).collect()
+    act_model::hf_tensors(model).into_iter().map(|(n, d)| (n, d.as_bytes().to_vec())).collect()
 }
 
 /// Every weight of `a` within 1e-5 of `b`.
 pub fn assert_same_weights(a: &Qwen3, b: &Qwen3) {
-    for ((name, a), (_, b)) in
-        act_model::checkpoint::hf_tensors(a).into_iter().zip(act_model::checkpoint::hf_tensors(b))
-    {
+    for ((name, a), (_, b)) in act_model::hf_tensors(a).into_iter().zip(act_model::hf_tensors(b)) {
         let a: Vec<f32> = a.try_to_vec().unwrap();
         let b: Vec<f32> = b.try_to_vec().unwrap();
         let diff = a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);

@@ -15,8 +15,9 @@ use crate::env::{AvailableActions, ENV_NAME, SEARCH_ACTION};
 use crate::goals::SplitSizes;
 use crate::http::server::StepResponse;
 
-/// Client settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Client settings. There is no `Default`: the server's URL is required ([`RemoteConfig::new`] fills in the rest;
+/// in JSON every field is given, `timeout` as serde writes a `Duration`: `{"secs": 60, "nanos": 0}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteConfig {
     /// The server's base URL, say `http://127.0.0.1:36001`.
     pub base_url: String,

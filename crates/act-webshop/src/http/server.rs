@@ -35,7 +35,8 @@ use crate::error::WebShopError;
 use crate::world::WebShopWorld;
 
 /// Server settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ServerConfig {
     /// Settings of every session (by default no step limit, as upstream's server).
     pub env: EnvConfig,
