@@ -35,8 +35,9 @@ impl FilterCounts {
     }
 }
 
-/// What to filter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What to filter. The default keeps one admissible alternative and does not require reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct FilterOptions {
     /// Require a `<think>` block for a sample to parse.
     pub require_reasoning: bool,
@@ -44,6 +45,12 @@ pub struct FilterOptions {
     pub filter_inadmissible: bool,
     /// Keep at most this many survivors.
     pub max_kept: usize,
+}
+
+impl Default for FilterOptions {
+    fn default() -> Self {
+        FilterOptions { require_reasoning: false, filter_inadmissible: true, max_kept: 1 }
+    }
 }
 
 /// The outcome of filtering one state's samples.
@@ -162,6 +169,13 @@ mod tests {
     }
 
     const OPTIONS: FilterOptions = FilterOptions { require_reasoning: false, filter_inadmissible: true, max_kept: 1 };
+
+    #[test]
+    fn default_options_keep_one_admissible_alternative_and_read_partial_json() {
+        assert_eq!(FilterOptions::default(), OPTIONS);
+        let strict: FilterOptions = serde_json::from_str(r#"{"require_reasoning": true}"#).unwrap();
+        assert_eq!(strict, FilterOptions { require_reasoning: true, ..OPTIONS });
+    }
 
     #[test]
     fn each_filter_counts_its_samples() {

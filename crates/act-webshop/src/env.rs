@@ -22,6 +22,7 @@ pub const ENV_NAME: &str = "webshop";
 
 /// Per-environment settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct EnvConfig {
     /// Steps per episode before it ends unfinished (WebShop's usual budget is 15).
     pub max_steps: usize,
