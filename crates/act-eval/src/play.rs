@@ -4,7 +4,7 @@
 
 use act_core::{Action, Observation, Policy, PromptConfig, Prompter, SamplingParams, Split};
 pub use act_rollout::InvalidActionHandling;
-use act_rollout::{Actor, ExpertActor, PlayedEpisode, PolicyActor};
+use act_rollout::{Actor, ExpertActor, PlayedEpisode, PolicyActor, RolloutConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
@@ -154,14 +154,12 @@ impl EpisodeEvalConfig {
     /// Checks the settings: a positive batch size, a positive episode count and step budget when set, valid
     /// bootstrap settings and prompt templates. [`evaluate_episodes`](crate::evaluate_episodes) calls it first.
     pub fn validate(&self) -> Result<(), EvalError> {
-        if self.batch_size == 0 {
-            return Err(EvalError::Config("the batch size is 0".into()));
-        }
+        // The batch size and step budget are the rollout's: its configuration checks them.
+        let mut rollout = RolloutConfig::default().with_batch_size(self.batch_size);
+        rollout.step_budget = self.step_budget;
+        rollout.validate()?;
         if self.episodes == Some(0) {
             return Err(EvalError::Config("the episode count is 0".into()));
-        }
-        if self.step_budget == Some(0) {
-            return Err(EvalError::Config("the step budget is 0".into()));
         }
         self.bootstrap.validate()?;
         Prompter::new(self.prompt.clone()).map_err(|e| EvalError::Config(format!("prompt templates: {e}")))?;
