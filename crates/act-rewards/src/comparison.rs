@@ -78,6 +78,13 @@ pub struct ComparisonReward {
 }
 
 impl ComparisonReward {
+    /// Component: 1 when the answer names the expert action.
+    pub const CORRECT: &'static str = "correct";
+    /// Component: the format weight when the answer parses and meets the format requirements.
+    pub const FORMAT: &'static str = "format";
+    /// Component: the admissibility weight when the chosen action is one of the state's admissible actions.
+    pub const ADMISSIBLE: &'static str = "admissible";
+
     /// A reward with `config`, once [`ComparisonConfig::validate`] accepts it.
     pub fn new(config: ComparisonConfig) -> Result<Self, RewardConfigError> {
         config.validate()?;
@@ -112,15 +119,6 @@ impl ComparisonReward {
         }
         Reward::from_components(components, parsed)
     }
-}
-
-impl ComparisonReward {
-    /// Component: 1 when the answer names the expert action.
-    pub const CORRECT: &'static str = "correct";
-    /// Component: the format weight when the answer parses and meets the format requirements.
-    pub const FORMAT: &'static str = "format";
-    /// Component: the admissibility weight when the chosen action is one of the state's admissible actions.
-    pub const ADMISSIBLE: &'static str = "admissible";
 }
 
 impl RewardFn for ComparisonReward {

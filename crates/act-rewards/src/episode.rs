@@ -117,6 +117,13 @@ pub struct EpisodeReward {
 }
 
 impl EpisodeReward {
+    /// Component: `success_weight` when the episode was won ([`EpisodeScoring::Won`]).
+    pub const WON: &'static str = "won";
+    /// Component: the scaled, clamped environment score ([`EpisodeScoring::Score`]).
+    pub const SCORE: &'static str = "score";
+    /// Component: minus the invalid-output penalty when the turn's completion has no parseable action.
+    pub const INVALID_OUTPUT: &'static str = "invalid_output";
+
     /// A reward with `config`, once [`EpisodeConfig::validate`] accepts it.
     pub fn new(config: EpisodeConfig) -> Result<Self, RewardConfigError> {
         config.validate()?;
@@ -151,15 +158,6 @@ impl EpisodeReward {
         }
         Reward::from_components(components, valid)
     }
-}
-
-impl EpisodeReward {
-    /// Component: `success_weight` when the episode was won ([`EpisodeScoring::Won`]).
-    pub const WON: &'static str = "won";
-    /// Component: the scaled, clamped environment score ([`EpisodeScoring::Score`]).
-    pub const SCORE: &'static str = "score";
-    /// Component: minus the invalid-output penalty when the turn's completion has no parseable action.
-    pub const INVALID_OUTPUT: &'static str = "invalid_output";
 }
 
 impl RewardFn for EpisodeReward {

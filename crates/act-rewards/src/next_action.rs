@@ -90,6 +90,13 @@ enum Outcome {
 }
 
 impl NextActionReward {
+    /// Component: 1 on a normalised exact match with the expert action.
+    pub const CORRECT: &'static str = "correct";
+    /// Component: the partial credit for an admissible action that is not the expert's.
+    pub const PARTIAL: &'static str = "partial";
+    /// Component: minus the penalty when the completion has no parseable `<action>`.
+    pub const MISSING_ACTION: &'static str = "missing_action";
+
     /// A reward with `config`, once [`NextActionConfig::validate`] accepts it.
     pub fn new(config: NextActionConfig) -> Result<Self, RewardConfigError> {
         config.validate()?;
@@ -133,15 +140,6 @@ impl NextActionReward {
         let format_ok = !matches!(outcome, Outcome::MissingAction | Outcome::FormatFailure);
         Reward::from_components(components, format_ok)
     }
-}
-
-impl NextActionReward {
-    /// Component: 1 on a normalised exact match with the expert action.
-    pub const CORRECT: &'static str = "correct";
-    /// Component: the partial credit for an admissible action that is not the expert's.
-    pub const PARTIAL: &'static str = "partial";
-    /// Component: minus the penalty when the completion has no parseable `<action>`.
-    pub const MISSING_ACTION: &'static str = "missing_action";
 }
 
 impl RewardFn for NextActionReward {
