@@ -646,8 +646,9 @@ fn lora_stages_train_adapters_only_and_save_them_in_peft_layout() {
     }
 }
 
-/// `training.float_dtype: bf16`: SFT and GRPO stages with LoRA on a bf16 base (f32 adapters); what they save is the
-/// start model in bf16 plus the merged adapters, and the config refuses half precision without LoRA or a checkpoint.
+/// `training.float_dtype: bf16`: SFT and GRPO stages with LoRA on a bf16 base (f32 adapters) save the start model in
+/// bf16 plus the merged adapters; stages without LoRA fine-tune every weight on a bf16 working copy and save the f32
+/// master weights.
 #[test]
 fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
     use act_examples::config::FloatPrecision;
@@ -680,9 +681,13 @@ fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
     let base_dir = model_dir(&dir.path().join("base"));
     let lora = LoraConfig::new(2, 4.0).with_target_modules(["q_proj", "down_proj"]);
     let sft_lora = SftStageConfig { lora: Some(lora.clone()), ..quick };
-    bf16_stage("il", StartFrom::Dir(base_dir.clone())).sft(&sft_lora, sft).unwrap();
-    let reward = act_rewards::NextActionConfig::default().build().unwrap();
-    bf16_stage("rl", StartFrom::Dir(base_dir.clone())).grpo(&lora_grpo_stage(lora), rl, reward, "</action>").unwrap();
+    bf16_stage("il", StartFrom::Dir(base_dir.clone())).sft(&sft_lora, sft.clone()).unwrap();
+    let reward = || act_rewards::NextActionConfig::default().build().unwrap();
+    let rl_lora = lora_grpo_stage(lora);
+    bf16_stage("rl", StartFrom::Dir(base_dir.clone())).grpo(&rl_lora, rl.clone(), reward(), "</action>").unwrap();
+    bf16_stage("il_full", StartFrom::Dir(base_dir.clone())).sft(&quick, sft).unwrap();
+    let rl_full = GrpoStageConfig { lora: None, ..rl_lora };
+    bf16_stage("rl_full", StartFrom::Dir(base_dir.clone())).grpo(&rl_full, rl, reward(), "</action>").unwrap();
 
     let device = Device::flex();
     let weights = |model: &Qwen3| -> Vec<Vec<f32>> {
@@ -705,13 +710,21 @@ fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
         assert_ne!(saved[2], base_bf16[2], "{name}: down_proj adapted");
     }
 
-    // Half precision needs a checkpoint and LoRA on every training stage.
+    // Full fine-tuning in bf16 saves the f32 master weights: trained, and finer than bf16 can hold.
+    for name in ["il_full", "rl_full"] {
+        let saved = weights(&load_model(&model_dir(&dir.path().join(name)), &device).unwrap());
+        for (i, tensor) in saved.iter().enumerate() {
+            assert_ne!(tensor, &base_f32[i], "{name}: tensor {i} trained");
+            let finer = tensor.iter().filter(|x| burn::tensor::bf16::from_f32(**x).to_f32() != **x).count();
+            assert!(finer > tensor.len() / 2, "{name}: tensor {i} holds bf16 values only");
+        }
+    }
+
+    // Half precision validates with a preset, with or without LoRA.
     let half = |training: TrainingConfig| ExperimentConfig { training, ..ExperimentConfig::default() }.validate();
     let preset = TrainingConfig { float_dtype: FloatPrecision::Bf16, ..TrainingConfig::default() };
-    assert!(half(preset.clone()).unwrap_err().contains("checkpoint"));
+    half(preset.clone()).unwrap();
     let checkpoint = ModelSource::Checkpoint { dir: base_dir.clone() };
-    let no_lora = TrainingConfig { model: checkpoint.clone(), ..preset.clone() };
-    assert!(half(no_lora).unwrap_err().contains("training.il.lora"));
     let lora = Some(LoraConfig::new(4, 8.0));
     let all_lora = TrainingConfig {
         model: checkpoint,

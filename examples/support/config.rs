@@ -445,9 +445,9 @@ pub struct TrainingConfig {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gradient_checkpointing: bool,
     /// The dtype of the models' weights and activations in every stage and evaluation (`act_model::Qwen3::
-    /// with_float_dtype`): `f32` (the default), `bf16` or `f16`. Half precision trains LoRA adapters only, kept in
-    /// f32 on the half-precision base, so it needs a checkpoint (`model.kind` `checkpoint`) and `lora` on every
-    /// training stage; logits, log-probs and losses stay f32.
+    /// with_float_dtype`): `f32` (the default), `bf16` or `f16`. A stage with `lora` trains f32 adapters on the
+    /// half-precision base; a stage without fine-tunes every weight on a half-precision working copy with f32
+    /// master weights (`act_grpo::ComputeDtype`), and saves the f32 weights. Logits, log-probs and losses stay f32.
     #[serde(skip_serializing_if = "FloatPrecision::is_f32")]
     pub float_dtype: FloatPrecision,
     /// On-line RL in the environment after IL and after ACT → IL; `None` (the default) runs none.
@@ -805,28 +805,6 @@ impl ExperimentConfig {
         for (name, lora) in [("base", &t.base.lora), ("il", &t.il.lora), ("act", &t.act.lora), ("rl", &t.rl.lora)] {
             if let Some(lora) = lora {
                 lora.validate(true).map_err(|e| format!("training.{name}.lora: {e}"))?;
-            }
-        }
-        if !t.float_dtype.is_f32() {
-            let half = format!("training.float_dtype {:?}", t.float_dtype).to_lowercase();
-            if !matches!(t.model, ModelSource::Checkpoint { .. }) {
-                return Err(format!(
-                    "{half} needs a checkpoint (model.kind checkpoint): a preset trains from scratch in f32"
-                ));
-            }
-            let stages = [("il", t.il.lora.is_some()), ("act", t.act.lora.is_some()), ("rl", t.rl.lora.is_some())];
-            let early = [
-                t.iwm.as_ref().map(|w| ("iwm.stage", w.stage.lora.is_some())),
-                t.sr.as_ref().map(|r| ("sr.stage", r.stage.lora.is_some())),
-            ];
-            if let Some((name, _)) = stages.into_iter().chain(early.into_iter().flatten()).find(|(_, lora)| !lora) {
-                return Err(format!(
-                    "{half} trains LoRA adapters only: set training.{name}.lora (full fine-tuning in half precision \
-                     would need f32 master weights, which are not built)"
-                ));
-            }
-            if t.online.is_some() {
-                return Err(format!("{half}: on-line RL stages train in f32 only"));
             }
         }
         if let Some(temperature) = self.eval_temperature

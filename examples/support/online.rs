@@ -659,7 +659,8 @@ impl StageRun<'_> {
             .with_schedule(ScheduleKind::Constant, 2.min(config.iterations - 1))
             .with_seed(self.seed)
             .with_total_steps(config.iterations)
-            .with_checkpoint_every(self.training.checkpoint_every.clamp(1, 5));
+            .with_checkpoint_every(self.training.checkpoint_every.clamp(1, 5))
+            .with_compute_dtype(self.compute_dtype(None));
         // About one packed episode per micro-batch: packed episodes are long.
         grpo = grpo.with_grad_accumulation_steps((config.tasks_per_iteration * config.group_size).div_ceil(2).max(1));
         let trainer_dir = self.dir.join("trainer");
@@ -712,7 +713,7 @@ impl StageRun<'_> {
             seconds: started.elapsed().as_secs_f64(),
             final_value,
         };
-        finish(&self.dir, online.trainer.model(), &record)?;
+        finish(&self.dir, online.trainer.trained_model(), &record)?;
         println!(
             "    rollout success (last quarter of the iterations) {:.1}% ({:.1} s)",
             100.0 * final_value,

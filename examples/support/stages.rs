@@ -15,7 +15,7 @@ use act_core::{
     Action, ActionPair, AgentState, Choice, Environment, EnvironmentFactory, GrpoSample, Prompter, RewardFn, SftSample,
     Split, TaskRef, Trajectory, action_completion, answer_completion, derive_seed, rng_from_seed,
 };
-use act_grpo::{GrpoConfig, GrpoTrainer, SftConfig, SftTrainer, checkpoint_name};
+use act_grpo::{ComputeDtype, GrpoConfig, GrpoTrainer, SftConfig, SftTrainer, checkpoint_name};
 use act_model::RandomInit;
 use act_model::lora::{LoraConfig, apply_lora, save_peft_adapter};
 use act_model::{BackendKind, ChatTemplate, ChatTokenizer, ModelPolicy, Qwen3, Qwen3Config, load_hf, save_hf};
@@ -563,13 +563,28 @@ impl StageRun<'_> {
     /// stage's seed).
     fn start_model(&self, device: &Device, lora: Option<&LoraConfig>) -> Result<Qwen3, BoxError> {
         let model = self.start.load(device, self.seed)?;
-        // Half precision: the base is cast before the (f32) adapters are attached.
-        let precision = self.training.float_dtype;
-        let model = if precision.is_f32() { model } else { model.with_float_dtype(precision.dtype())? };
         Ok(match lora {
-            Some(lora) => apply_lora(model, lora, derive_seed(self.seed, LORA_STREAM))?,
+            Some(lora) => {
+                // Half precision with LoRA: the frozen base is cast before the (f32) adapters are attached.
+                let precision = self.training.float_dtype;
+                let model = if precision.is_f32() { model } else { model.with_float_dtype(precision.dtype())? };
+                apply_lora(model, lora, derive_seed(self.seed, LORA_STREAM))?
+            }
+            // Full fine-tuning starts from the f32 weights; the trainer keeps them as master weights when it
+            // computes in half precision (`compute_dtype`).
             None => model,
         })
+    }
+
+    /// The trainer's compute dtype for a stage with `lora` (or none): half precision with f32 master weights for
+    /// full fine-tuning under a half-precision `training.float_dtype`; f32 otherwise (LoRA adapters train in f32
+    /// on the cast base of [`Self::start_model`]).
+    pub(crate) fn compute_dtype(&self, lora: Option<&LoraConfig>) -> ComputeDtype {
+        match (self.training.float_dtype, lora) {
+            (FloatPrecision::Bf16, None) => ComputeDtype::Bf16,
+            (FloatPrecision::F16, None) => ComputeDtype::F16,
+            _ => ComputeDtype::F32,
+        }
     }
 
     pub fn sft(&self, stage: &SftStageConfig, samples: Vec<SftSample>) -> Result<StageRecord, BoxError> {
@@ -591,7 +606,8 @@ impl StageRun<'_> {
             .with_loss_on_prompts(stage.loss_on_prompts)
             .with_seed(self.seed)
             .with_total_steps(stage.steps)
-            .with_checkpoint_every(self.training.checkpoint_every);
+            .with_checkpoint_every(self.training.checkpoint_every)
+            .with_compute_dtype(self.compute_dtype(stage.lora.as_ref()));
         config.run.progress_bar = true;
         let trainer_dir = self.dir.join("trainer");
         let (tokenizer, template) = (self.context.tokenizer.clone(), self.context.template.clone());
@@ -618,7 +634,7 @@ impl StageRun<'_> {
             seconds: started.elapsed().as_secs_f64(),
             final_value,
         };
-        finish(&self.dir, trainer.model(), &record)?;
+        finish(&self.dir, trainer.trained_model(), &record)?;
         println!("    loss {final_value:.4} ({:.1} s)", record.seconds);
         Ok(record)
     }
@@ -650,7 +666,8 @@ impl StageRun<'_> {
             .with_schedule(stage.schedule, 5.min(stage.steps - 1))
             .with_seed(self.seed)
             .with_total_steps(stage.steps)
-            .with_checkpoint_every(self.training.checkpoint_every);
+            .with_checkpoint_every(self.training.checkpoint_every)
+            .with_compute_dtype(self.compute_dtype(stage.lora.as_ref()));
         config.run.progress_bar = true;
         let trainer_dir = self.dir.join("trainer");
         let (tokenizer, template) = (self.context.tokenizer.clone(), self.context.template.clone());
@@ -680,7 +697,7 @@ impl StageRun<'_> {
             seconds: started.elapsed().as_secs_f64(),
             final_value,
         };
-        finish(&self.dir, trainer.model(), &record)?;
+        finish(&self.dir, trainer.trained_model(), &record)?;
         println!("    mean reward (last steps) {final_value:.3} ({:.1} s)", record.seconds);
         Ok(record)
     }

@@ -4,6 +4,7 @@ use act_core::SamplingParams;
 use serde::{Deserialize, Serialize};
 
 use crate::error::GrpoError;
+use crate::precision::ComputeDtype;
 
 /// How rewards become advantages within a group of completions of one prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -274,6 +275,9 @@ pub struct RunConfig {
     /// sequence of the step starts a new micro-batch. `None` picks the device's default
     /// ([`pad_tolerance_on`](Self::pad_tolerance_on)). Results depend on it only through float rounding.
     pub micro_batch_pad_tolerance: Option<f64>,
+    /// The dtype of the forward and backward passes: f32 (the default), or bf16/f16 on a working copy with f32
+    /// master weights ([`ComputeDtype`]; full fine-tuning only).
+    pub compute_dtype: ComputeDtype,
 }
 
 impl Default for RunConfig {
@@ -287,6 +291,7 @@ impl Default for RunConfig {
             progress_bar: false,
             data_parallel_shards: 0,
             micro_batch_pad_tolerance: None,
+            compute_dtype: ComputeDtype::F32,
         }
     }
 }
@@ -616,6 +621,14 @@ impl GrpoConfig {
         self
     }
 
+    /// Sets the dtype of the forward and backward passes ([`ComputeDtype`]: half precision keeps f32 master
+    /// weights).
+    #[must_use]
+    pub fn with_compute_dtype(mut self, dtype: ComputeDtype) -> Self {
+        self.run.compute_dtype = dtype;
+        self
+    }
+
     /// Sets how many non-finite updates in a row stop the run.
     #[must_use]
     pub fn with_max_consecutive_nonfinite(mut self, n: usize) -> Self {
@@ -786,6 +799,14 @@ impl SftConfig {
     #[must_use]
     pub fn with_checkpoint_every(mut self, steps: usize) -> Self {
         self.run.checkpoint_every = steps;
+        self
+    }
+
+    /// Sets the dtype of the forward and backward passes ([`ComputeDtype`]: half precision keeps f32 master
+    /// weights).
+    #[must_use]
+    pub fn with_compute_dtype(mut self, dtype: ComputeDtype) -> Self {
+        self.run.compute_dtype = dtype;
         self
     }
 }

@@ -25,6 +25,7 @@ use crate::logprobs::to_host;
 use crate::loss::{BatchTotals, LossInputs, LossStats, grpo_loss};
 use crate::metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog, UpdateMetrics};
 use crate::optim::{UpdateOutcome, Updater};
+use crate::precision::MasterWeights;
 
 /// One sampled completion with its score.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,10 +158,12 @@ impl GrpoTrainer {
         config.validate()?;
         require_autodiff(&model)?;
         check_vocab(&model, &tokenizer)?;
+        let (model, master) = MasterWeights::split(model, config.run.compute_dtype)?;
         let reference = (config.loss.kl_coef != 0.0).then(|| model.valid());
         let mut rng = rng_from_seed(config.run.seed);
         let cursor = DataCursor::new(samples.len(), &mut rng);
-        let updater = Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
+        let mut updater = Updater::new(&config.optimizer, config.total_updates(), config.run.max_consecutive_nonfinite);
+        updater.master = master;
         Ok(GrpoTrainer {
             config,
             model,
@@ -219,13 +222,21 @@ impl GrpoTrainer {
         updater.optimizer = loaded.policy.restore_optimizer(updater.optimizer)?;
         updater.updates = state.updates;
         updater.guard = state.guard;
-        let model = loaded.policy.model;
+        let (model, master) = MasterWeights::split(loaded.policy.model, config.run.compute_dtype)?;
+        updater.master = master;
         require_autodiff(&model)?;
         check_vocab(&model, &tokenizer)?;
+        // The reference was the working copy's snapshot, saved in f32: cast back, it is the same values.
+        let reference = match loaded.reference {
+            Some(reference) if !config.run.compute_dtype.is_f32() => {
+                Some(reference.with_float_dtype(config.run.compute_dtype.dtype())?)
+            }
+            reference => reference,
+        };
         Ok(GrpoTrainer {
             config,
             model,
-            reference: loaded.reference,
+            reference,
             updater,
             tokenizer,
             template,
@@ -247,14 +258,24 @@ impl GrpoTrainer {
         Ok(self)
     }
 
-    /// The policy being trained.
+    /// The policy being trained: the half-precision working copy with `run.compute_dtype` bf16 or f16.
     pub fn model(&self) -> &Qwen3 {
         &self.model
     }
 
-    /// The policy, consuming the trainer.
+    /// The trained policy's weights without consuming the trainer: the f32 master weights with a half-precision
+    /// `run.compute_dtype`, else [`model`](Self::model).
+    pub fn trained_model(&self) -> &Qwen3 {
+        self.updater.trained(&self.model)
+    }
+
+    /// The trained policy, consuming the trainer: the f32 master weights with a half-precision
+    /// `run.compute_dtype`.
     pub fn into_model(self) -> Qwen3 {
-        self.model
+        match self.updater.master {
+            Some(master) => master.model,
+            None => self.model,
+        }
     }
 
     /// Steps completed.
@@ -656,7 +677,7 @@ impl GrpoTrainer {
         let state = serde_json::to_value(&state).map_err(|e| GrpoError::Input(format!("trainer state: {e}")))?;
         checkpoint::save(
             dir.as_ref(),
-            &self.model,
+            self.updater.trained(&self.model),
             &self.updater.optimizer,
             &state,
             self.reference.as_ref(),

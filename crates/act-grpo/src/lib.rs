@@ -60,6 +60,7 @@ mod loss;
 mod metrics;
 mod optim;
 mod packing;
+mod precision;
 mod schedule;
 mod sft;
 
@@ -83,6 +84,7 @@ pub use loss::{BatchTotals, GrpoLoss, LossInputs, LossStats, grpo_loss, kl_estim
 pub use metrics::{GrpoStepMetrics, LengthStats, MeanStd, MetricsLog, SftStepMetrics, UpdateMetrics};
 pub use optim::{UpdateOutcome, adamw};
 pub use packing::{PackedSequence, pack_prefixes};
+pub use precision::ComputeDtype;
 pub use schedule::LrSchedule;
 pub use sft::{SftTrainer, encode_sft};
 

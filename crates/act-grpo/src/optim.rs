@@ -7,6 +7,7 @@ use crate::clip::{clip_grad_norm, global_grad_norm};
 use crate::config::OptimizerConfig;
 use crate::error::GrpoError;
 use crate::guard::NonFiniteGuard;
+use crate::precision::{MasterWeights, grads_to_f32};
 use crate::schedule::LrSchedule;
 
 /// AdamW built from `config` (no per-tensor clipping: clipping is global, in the trainer's update step).
@@ -38,6 +39,8 @@ pub(crate) struct Updater {
     /// Update slots used so far (skipped ones included, so the schedule does not depend on failures).
     pub updates: usize,
     pub guard: NonFiniteGuard,
+    /// The f32 weights the updates apply to, when the model trains in half precision.
+    pub master: Option<MasterWeights>,
 }
 
 impl Updater {
@@ -48,6 +51,7 @@ impl Updater {
             max_grad_norm: config.max_grad_norm,
             updates: 0,
             guard: NonFiniteGuard::new(nonfinite_limit),
+            master: None,
         }
     }
 
@@ -59,8 +63,34 @@ impl Updater {
         Ok(UpdateOutcome { applied: false, grad_norm: f64::NAN, lr })
     }
 
-    /// Clips `grads` and applies them, unless their norm is not finite.
+    /// The weights to checkpoint or hand out: the f32 master weights when there are some, else `model`.
+    pub fn trained<'a>(&'a self, model: &'a Qwen3) -> &'a Qwen3 {
+        self.master.as_ref().map_or(model, |m| &m.model)
+    }
+
+    /// Clips `grads` and applies them, unless their norm is not finite. With master weights, `model` is the
+    /// working copy the gradients came from: they are widened to f32 and applied to the master, and the result is
+    /// a new working copy.
     pub fn apply(
+        &mut self,
+        model: Qwen3,
+        grads: GradientsParams,
+        step: usize,
+    ) -> Result<(Qwen3, UpdateOutcome), GrpoError> {
+        match self.master.take() {
+            None => self.apply_to(model, grads, step),
+            Some(MasterWeights { model: master, dtype }) => {
+                let grads = grads_to_f32(&master, grads);
+                let (master, outcome) = self.apply_to(master, grads, step)?;
+                let master = MasterWeights { model: master, dtype };
+                let working = if outcome.applied { master.working() } else { Ok(model) };
+                self.master = Some(master);
+                Ok((working?, outcome))
+            }
+        }
+    }
+
+    fn apply_to(
         &mut self,
         model: Qwen3,
         mut grads: GradientsParams,

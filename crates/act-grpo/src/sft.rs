@@ -20,6 +20,7 @@ use crate::guard::NonFiniteGuard;
 use crate::metrics::{MetricsLog, SftStepMetrics};
 use crate::optim::Updater;
 use crate::packing::{PackedSequence, pack_prefixes, truncate_sequence};
+use crate::precision::MasterWeights;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct SftState {
@@ -166,7 +167,9 @@ impl SftTrainer {
         let units = training_sequences(&tokenizer, &template, &samples, max_length, pack, whole)?;
         let validation = training_sequences(&tokenizer, &template, &validation, max_length, pack, whole)?;
         let cursor = DataCursor::new(units.len(), &mut rng);
-        let updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
+        let (model, master) = MasterWeights::split(model, config.run.compute_dtype)?;
+        let mut updater = Updater::new(&config.optimizer, config.run.total_steps, config.run.max_consecutive_nonfinite);
+        updater.master = master;
         Ok(SftTrainer {
             config,
             model,
@@ -227,7 +230,8 @@ impl SftTrainer {
         updater.optimizer = loaded.policy.restore_optimizer(updater.optimizer)?;
         updater.updates = state.updates;
         updater.guard = state.guard;
-        let model = loaded.policy.model;
+        let (model, master) = MasterWeights::split(loaded.policy.model, config.run.compute_dtype)?;
+        updater.master = master;
         crate::grpo::require_autodiff(&model)?;
         Ok(SftTrainer {
             config,
@@ -253,14 +257,24 @@ impl SftTrainer {
         Ok(self)
     }
 
-    /// The model being trained.
+    /// The model being trained: the half-precision working copy with `run.compute_dtype` bf16 or f16.
     pub fn model(&self) -> &Qwen3 {
         &self.model
     }
 
-    /// The model, consuming the trainer.
+    /// The trained model's weights without consuming the trainer: the f32 master weights with a half-precision
+    /// `run.compute_dtype`, else [`model`](Self::model).
+    pub fn trained_model(&self) -> &Qwen3 {
+        self.updater.trained(&self.model)
+    }
+
+    /// The trained model, consuming the trainer: the f32 master weights with a half-precision
+    /// `run.compute_dtype`.
     pub fn into_model(self) -> Qwen3 {
-        self.model
+        match self.updater.master {
+            Some(master) => master.model,
+            None => self.model,
+        }
     }
 
     /// Steps completed.
@@ -393,7 +407,8 @@ impl SftTrainer {
             config: self.config.clone(),
         };
         let state = serde_json::to_value(&state).map_err(|e| GrpoError::Input(format!("trainer state: {e}")))?;
-        checkpoint::save(dir.as_ref(), &self.model, &self.updater.optimizer, &state, None, &self.tokenizer)
+        let model = self.updater.trained(&self.model);
+        checkpoint::save(dir.as_ref(), model, &self.updater.optimizer, &state, None, &self.tokenizer)
     }
 }
 

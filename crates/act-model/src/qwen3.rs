@@ -514,13 +514,28 @@ impl Qwen3 {
             .any(|(_, l)| l.weight.reparameterization::<burn::module::LoraAdapter>().is_some())
     }
 
-    /// Every float parameter cast to `dtype` (no checks: [`Qwen3::with_float_dtype`] checks).
+    /// Every float parameter cast to `dtype` (no checks: [`Qwen3::with_float_dtype`] checks). Each cast parameter
+    /// is a new leaf with the original's autodiff settings (gradient tracking, checkpointing strategy), not the
+    /// output of a cast in the autodiff graph, so a cast model trains: its gradients land on its own parameters.
     pub(crate) fn cast_float_params(self, dtype: DType) -> Self {
         struct Cast(DType);
         impl burn::module::ModuleMapper for Cast {
             fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
                 let dtype = self.0;
-                param.map(|t| if t.dtype() == dtype { t } else { t.cast(dtype) })
+                param.map(|t| {
+                    if t.dtype() == dtype {
+                        return t;
+                    }
+                    let require_grad = t.is_require_grad();
+                    let strategy = t.gradient_checkpointing_strategy();
+                    let cast = t.inner().cast(dtype);
+                    // `Some` exactly when the tensor had autodiff enabled.
+                    let cast = match strategy {
+                        Some(strategy) => Tensor::from_inner(cast).with_gradient_checkpointing_strategy(strategy),
+                        None => cast,
+                    };
+                    if require_grad { cast.require_grad() } else { cast }
+                })
             }
         }
         self.map(&mut Cast(dtype))
