@@ -24,6 +24,13 @@ run --shape qwen3-0.6b --lora-rank 16 --reference
 # The frozen weights in bf16 under f32 LoRA factors.
 run --shape qwen3-0.6b --lora-rank 16 --bf16
 run --shape qwen3-1.7b --lora-rank 16 --bf16
+# Through act-grpo's trainers: SFT steps in f32 and in bf16 with f32 master weights (full fine-tuning), and GRPO
+# iterations (1 prompt of 256 words, G = 4 completions of 64 tokens, KL to the start model) with LoRA and in full.
+run --shape qwen3-0.6b --trainer
+run --shape qwen3-0.6b --trainer --bf16
+run --shape qwen3-0.6b --lora-rank 16 --grpo --reference
+run --shape qwen3-0.6b --lora-rank 16 --grpo --reference --bf16
+run --shape qwen3-0.6b --grpo --reference
 # Where activations dominate (a small model, long sequences): what gradient checkpointing saves.
 for ckpt in "" "--checkpointing"; do
   "$bin" --backend "$backend" --shape small-6m --batch 16 --seq 512 --steps 3 $ckpt

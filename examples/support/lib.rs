@@ -12,7 +12,8 @@
 //! - [`dart`]: expert-relabelled episodes, with injected mistakes (DART) or π₀'s own (DAgger's mixture), optional
 //!   additions to IL's data; [`early`]: Early Experience's world-model branches and samples (the `IWM -> IL` method);
 //! - [`config`]: what an experiment runs, from defaults or a JSON file; [`prompts`]: compact and conversation prompts for tiny
-//!   models; [`seeds`]: results over several seeds with paired comparisons; [`cli`]: the examples' command line.
+//!   models; [`seeds`]: results over several seeds with paired comparisons; [`cli`]: the examples' command line;
+//!   [`synthetic`]: workloads with random weights for the speed and memory examples.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,7 @@ pub mod pipeline;
 pub mod prompts;
 pub mod seeds;
 pub mod stages;
+pub mod synthetic;
 /// Creates (if needed) and returns the run directory `root/name`, where an example writes every artefact.
 pub fn run_dir(root: impl AsRef<Path>, name: &str) -> std::io::Result<PathBuf> {
     let dir = root.as_ref().join(name);
