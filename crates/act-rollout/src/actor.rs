@@ -136,6 +136,8 @@ pub struct PolicyActor<'a> {
     tokens: bool,
     /// Text put before every action prompt, by episode index ([`EpisodeSpec::index`]): rendered hints or tips.
     hints: HashMap<usize, String>,
+    /// Text put before every action prompt of every episode, before any hint: a system prompt (ICT).
+    system: String,
 }
 
 impl std::fmt::Debug for PolicyActor<'_> {
@@ -160,7 +162,17 @@ impl<'a> PolicyActor<'a> {
             require_reasoning: false,
             tokens: false,
             hints: HashMap::new(),
+            system: String::new(),
         }
+    }
+
+    /// Every action prompt of every episode begins with `system_prompt` (then a blank line), before any hint or tips:
+    /// the system prompt a meta-environment's reflector writes (ICT). Unlike hints, it is part of the prompt a
+    /// trainer learns under ([`query`](PolicyActor::query) includes it). Empty: none.
+    #[must_use]
+    pub fn with_system_prompt(mut self, system_prompt: &str) -> Self {
+        self.system = if system_prompt.is_empty() { String::new() } else { format!("{system_prompt}\n\n") };
+        self
     }
 
     /// Guided play (ActGuide-RL): episode `index` ([`EpisodeSpec::index`]) is prompted with the prompter's
@@ -216,10 +228,15 @@ impl<'a> PolicyActor<'a> {
     pub fn query(&self, state: &AgentState) -> Query {
         let shown = state.history.len().min(self.prompter.config().history_len);
         if shown == state.history.len() {
-            return self.prompter.act_query(state);
+            return self.with_system(self.prompter.act_query(state));
         }
         let cut = AgentState { history: state.history[state.history.len() - shown..].to_vec(), ..state.clone() };
-        self.prompter.act_query(&cut)
+        self.with_system(self.prompter.act_query(&cut))
+    }
+
+    fn with_system(&self, mut query: Query) -> Query {
+        query.prompt.insert_str(0, &self.system);
+        query
     }
 }
 
@@ -234,7 +251,8 @@ impl Actor for PolicyActor<'_> {
             .map(|v| {
                 let mut query = self.query(v.state);
                 if let Some(hint) = self.hints.get(&v.spec.index) {
-                    query.prompt.insert_str(0, hint);
+                    // After the system prompt, before the action prompt.
+                    query.prompt.insert_str(self.system.len(), hint);
                 }
                 query
             })

@@ -15,8 +15,9 @@
 //! [`EpisodeSpec::groups`] makes groups of G episodes on the same task from the same seed, with group keys, for
 //! GRPO and GiGPO. Invalid actions are sent as they are (the benchmarks' protocol) or snapped to the nearest
 //! admissible action ([`InvalidActionHandling`]). Guided rollouts (ActGuide-RL) show a hint of reference actions
-//! ([`PolicyActor::with_hints`], [`search_hint_length`]). Everything is deterministic in the seeds and independent of the
-//! thread count (see [`Rollout`] for how calls are seeded).
+//! ([`PolicyActor::with_hints`], [`search_hint_length`]). In-context training's meta-environment
+//! ([`MetaEnvironment`]) plays batches of tasks under a system prompt and rewards the fraction won. Everything is
+//! deterministic in the seeds and independent of the thread count (see [`Rollout`] for how calls are seeded).
 //!
 //! ```
 //! use act_alfworld::{AlfworldConfig, AlfworldEnv};
@@ -57,6 +58,7 @@ mod episode;
 mod error;
 mod guidance;
 mod invalid;
+mod meta;
 mod mixture;
 mod spec;
 
@@ -67,5 +69,9 @@ pub use episode::{PlayedEpisode, Turn};
 pub use error::{ActError, RolloutError};
 pub use guidance::{HintSearch, HintSearcher, search_hint_length};
 pub use invalid::{InvalidActionHandling, nearest_admissible};
+pub use meta::{
+    LessonFollower, MetaBatch, MetaEnvConfig, MetaEnvironment, MetaOutcome, MetaStep, PolicyFollower, PromptFollower,
+    TaskOrder, parse_lessons,
+};
 pub use mixture::ExpertMixture;
 pub use spec::EpisodeSpec;
