@@ -66,8 +66,8 @@ pub use error::{DatasetError, EnvError, Error, ParseError, PolicyError, RewardEr
 pub use jsonl::{JsonlReader, JsonlWriter, atomic_write, read_jsonl, write_jsonl};
 pub use pair::{ActionPair, PairProvenance, PresentedOrder};
 pub use parse::{
-    ACTION_TAG, ANSWER_TAG, CRITIC_TAG, ParsedAction, THINK_TAG, actions_match, admits, extract_tag, normalize_action,
-    parse_action, parse_choice, parse_critique,
+    ACTION_TAG, ANALYSIS_MARKER, ANSWER_TAG, CRITIC_TAG, IMPROVED_PROMPT_MARKER, ParsedAction, Reflection, THINK_TAG,
+    actions_match, admits, extract_tag, normalize_action, parse_action, parse_choice, parse_critique, parse_reflection,
 };
 pub use policy::{Completion, Policy, Query, QueryKind, SamplingParams};
 pub use prompt::{PromptConfig, PromptTemplates, Prompter};

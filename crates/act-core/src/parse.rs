@@ -166,6 +166,57 @@ pub fn parse_critique(text: &str) -> Result<&str, ParseError> {
     if tips.is_empty() { Err(ParseError::EmptyTag(CRITIC_TAG.to_owned())) } else { Ok(tips) }
 }
 
+/// The marker before a reflector's analysis (ICT).
+pub const ANALYSIS_MARKER: &str = "ANALYSIS:";
+/// The marker before a reflector's improved system prompt (ICT).
+pub const IMPROVED_PROMPT_MARKER: &str = "IMPROVED PROMPT:";
+
+/// A reflector's answer (ICT): an analysis, then an improved system prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reflection<'a> {
+    /// The text after `ANALYSIS:` up to `IMPROVED PROMPT:` (or the end), trimmed; `None` without the marker or when
+    /// empty.
+    pub analysis: Option<&'a str>,
+    /// The text after the last `IMPROVED PROMPT:`, trimmed; `None` without the marker or when empty.
+    pub improved_prompt: Option<&'a str>,
+}
+
+impl<'a> Reflection<'a> {
+    /// The improved prompt, or `current` when the reflector wrote none: a reflection without its second section
+    /// keeps the prompt as it was.
+    pub fn prompt_or(&self, current: &'a str) -> &'a str {
+        self.improved_prompt.unwrap_or(current)
+    }
+}
+
+/// Reads a reflector's answer: `ANALYSIS:` then `IMPROVED PROMPT:` (ICT / MetaGym's format). Never fails: what is
+/// missing is `None`, and [`Reflection::prompt_or`] then keeps the current prompt.
+///
+/// ```
+/// use act_core::parse_reflection;
+/// let text = "ANALYSIS: it searched the drawers last.\nIMPROVED PROMPT: Search countertops first.";
+/// let reflection = parse_reflection(text);
+/// assert_eq!(reflection.analysis, Some("it searched the drawers last."));
+/// assert_eq!(reflection.prompt_or("Be careful."), "Search countertops first.");
+/// assert_eq!(parse_reflection("ANALYSIS: no idea").prompt_or("Be careful."), "Be careful.");
+/// assert_eq!(parse_reflection("IMPROVED PROMPT:   ").improved_prompt, None);
+/// ```
+pub fn parse_reflection(text: &str) -> Reflection<'_> {
+    fn nonempty(s: &str) -> Option<&str> {
+        let s = s.trim();
+        (!s.is_empty()).then_some(s)
+    }
+    let prompt_at = text.rfind(IMPROVED_PROMPT_MARKER);
+    let improved_prompt = prompt_at.and_then(|at| nonempty(&text[at + IMPROVED_PROMPT_MARKER.len()..]));
+    let analysis = text.find(ANALYSIS_MARKER).and_then(|at| {
+        let start = at + ANALYSIS_MARKER.len();
+        // Up to the first prompt marker after the analysis starts (a reflector may repeat the marker).
+        let end = text[start..].find(IMPROVED_PROMPT_MARKER).map_or(text.len(), |e| start + e);
+        nonempty(&text[start..end])
+    });
+    Reflection { analysis, improved_prompt }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +298,25 @@ mod tests {
             let parsed = parse_action(&text, true).unwrap();
             prop_assert_eq!(parsed.action, action);
             prop_assert_eq!(parsed.reasoning.unwrap(), thought.trim());
+        }
+
+        #[test]
+        fn reflections_round_trip_and_never_panic(
+            analysis in "[a-zA-Z0-9 ,.\n]{0,60}",
+            prompt in "[a-zA-Z0-9 ,.\n]{0,60}",
+            noise in any::<String>(),
+        ) {
+            let text = format!("{ANALYSIS_MARKER} {analysis}\n{IMPROVED_PROMPT_MARKER} {prompt}");
+            let parsed = parse_reflection(&text);
+            let trimmed = |s: &str| { let s = s.trim().to_owned(); (!s.is_empty()).then_some(s) };
+            prop_assert_eq!(parsed.analysis.map(str::to_owned), trimmed(&analysis));
+            prop_assert_eq!(parsed.improved_prompt.map(str::to_owned), trimmed(&prompt));
+            // Without the prompt marker the current prompt is kept, whatever else the text holds.
+            let mut no_prompt = noise;
+            while no_prompt.contains(IMPROVED_PROMPT_MARKER) {
+                no_prompt = no_prompt.replace(IMPROVED_PROMPT_MARKER, "");
+            }
+            prop_assert_eq!(parse_reflection(&no_prompt).prompt_or("current"), "current");
         }
 
         #[test]

@@ -29,6 +29,8 @@ use crate::trajectory::{Action, AgentState, Trajectory};
 /// | `critique` | `{environment}` `{task}` `{score}` `{trajectory}` (required): a critic's view of a failed episode (ICRL), answered with tips in `<critic>` |
 /// | `critique_step` | `{index}` `{observation}` `{action}`: one step of that episode, its observation cut at [`PromptConfig::critique_observation_chars`] |
 /// | `tips` | `{tips}` (required): a critic's tips, placed before the action prompt of the next round |
+/// | `reflector` | `{environment}` `{system_prompt}` `{episodes}` (required): a reflector's view of an actor's episodes under its current system prompt (ICT), answered with `ANALYSIS:` then `IMPROVED PROMPT:` ([`crate::parse_reflection`]) |
+/// | `reflector_episode` | `{index}` `{task}` `{result}` (`success` or `failure`) `{score}` `{steps}` (each step as `critique_step` renders it): one episode of that view |
 ///
 /// ```
 /// use act_core::*;
@@ -83,6 +85,11 @@ pub struct PromptTemplates {
     /// The critic's tips as the solver sees them in its next round, before the action prompt (at the start, as
     /// the hint, so a multi-turn prompt still extends the previous turn's).
     pub tips: String,
+    /// The reflector's prompt (ICT): the actor's current system prompt and its episodes, asking for an analysis
+    /// and an improved system prompt ([`Prompter::reflector`], [`crate::parse_reflection`]).
+    pub reflector: String,
+    /// One episode in the reflector's prompt.
+    pub reflector_episode: String,
 }
 
 impl Default for PromptTemplates {
@@ -131,6 +138,14 @@ tips within <critic> </critic> tags, one per line: Tip 1: ..., Tip 2: ..."
                 .to_owned(),
             critique_step: "Observation {index}: {observation}\nAction {index}: {action}\n".to_owned(),
             tips: "Tips from a previous attempt at this task:\n{tips}\n".to_owned(),
+            // MetaGym's reflector (ICT): what the actor was told, what it did, then a section for the analysis and
+            // one for the new system prompt, which is kept as it was when the second is missing.
+            reflector: "You write the instructions of an agent operating in {environment}. Its current \
+instructions:\n{system_prompt}\nIts episodes under them:\n{episodes}Analyse what made it fail or succeed, then write \
+improved instructions that will help it on new tasks of this environment. Answer in two sections: ANALYSIS: your \
+analysis, then IMPROVED PROMPT: the new instructions alone."
+                .to_owned(),
+            reflector_episode: "Episode {index} ({result}, total reward {score}). Task: {task}\n{steps}".to_owned(),
         }
     }
 }
@@ -271,6 +286,8 @@ pub struct Prompter {
     critique: Template,
     critique_step: Template,
     tips: Template,
+    reflector: Template,
+    reflector_episode: Template,
 }
 
 impl Prompter {
@@ -310,6 +327,18 @@ impl Prompter {
                 &[],
             )?,
             tips: Template::parse("tips", &t.tips, &["tips"], &["tips"])?,
+            reflector: Template::parse(
+                "reflector",
+                &t.reflector,
+                &["environment", "system_prompt", "episodes"],
+                &["episodes"],
+            )?,
+            reflector_episode: Template::parse(
+                "reflector_episode",
+                &t.reflector_episode,
+                &["index", "task", "result", "score", "steps"],
+                &[],
+            )?,
             config,
         })
     }
@@ -405,6 +434,60 @@ impl Prompter {
             "task" => episode.task.clone(),
             "score" => episode.outcome.score.to_string(),
             _ => steps.clone(),
+        })
+    }
+
+    /// The reflector's prompt (ICT): the actor's `system_prompt` (as written, possibly empty) and its `episodes`,
+    /// numbered from 1, each with its result, total reward, task and steps (as the critic sees them:
+    /// `critique_step`, observations cut at [`PromptConfig::critique_observation_chars`]).
+    ///
+    /// ```
+    /// use act_core::*;
+    /// let prompter = Prompter::new(PromptConfig::default()).unwrap();
+    /// let episode = Trajectory {
+    ///     env: "alfworld".into(), task_id: "t".into(), task_type: "pick".into(), split: Split::Train,
+    ///     task: "put a mug in desk.".into(), seed: 0,
+    ///     steps: vec![Step { observation: "You see a mug 1.".into(), action: "take mug 1 from shelf 1".into(),
+    ///                        reward: 0.0, admissible_actions: vec![] }],
+    ///     outcome: Outcome { won: false, score: 0.0, steps_used: 1 },
+    /// };
+    /// let prompt = prompter.reflector("Search shelves first.", &[episode]);
+    /// assert!(prompt.contains("Search shelves first."));
+    /// assert!(prompt.contains("Episode 1 (failure, total reward 0). Task: put a mug in desk."));
+    /// assert!(prompt.contains("Action 1: take mug 1 from shelf 1"));
+    /// assert!(prompt.ends_with("IMPROVED PROMPT: the new instructions alone."));
+    /// ```
+    pub fn reflector(&self, system_prompt: &str, episodes: &[Trajectory]) -> String {
+        let limit = self.config.critique_observation_chars;
+        let rendered: String = episodes
+            .iter()
+            .enumerate()
+            .map(|(e, episode)| {
+                let steps: String = episode
+                    .steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, step)| {
+                        self.critique_step.render(|name| match name {
+                            "index" => (i + 1).to_string(),
+                            "observation" => cut_chars(step.observation.as_str(), limit).to_owned(),
+                            _ => step.action.to_string(),
+                        })
+                    })
+                    .collect();
+                self.reflector_episode.render(|name| match name {
+                    "index" => (e + 1).to_string(),
+                    "task" => episode.task.clone(),
+                    "result" => if episode.outcome.won { "success" } else { "failure" }.to_owned(),
+                    "score" => episode.outcome.score.to_string(),
+                    _ => steps.clone(),
+                })
+            })
+            .collect();
+        self.reflector.render(|name| match name {
+            "environment" => self.config.environment.clone(),
+            "system_prompt" => system_prompt.to_owned(),
+            _ => rendered.clone(),
         })
     }
 
@@ -593,9 +676,22 @@ mod tests {
             PromptTemplates { critique: "no steps: {task}".into(), ..Default::default() },
             PromptTemplates { tips: "nothing".into(), ..Default::default() },
             PromptTemplates { critique_step: "{unknown}".into(), ..Default::default() },
+            PromptTemplates { reflector: "no episodes: {system_prompt}".into(), ..Default::default() },
+            PromptTemplates { reflector_episode: "{unknown}".into(), ..Default::default() },
         ] {
             assert!(Prompter::new(PromptConfig::default().with_templates(bad)).is_err());
         }
+
+        // The reflector (ICT) sees the current system prompt and every episode, won or lost, observations cut alike.
+        let won = Trajectory { outcome: Outcome { won: true, score: 1.0, steps_used: 2 }, ..episode.clone() };
+        let reflector = prompter.reflector("Look in drawers.", &[episode, won]);
+        assert!(reflector.starts_with(
+            "You write the instructions of an agent operating in ALFWorld. Its current instructions:\nLook in \
+             drawers.\nIts episodes under them:\nEpisode 1 (failure, total reward 0). Task: put a mug in desk.\n\
+             Observation 1: You a\nAction 1: go to desk 1\n"
+        ));
+        assert!(reflector.contains("Episode 2 (success, total reward 1). Task: put a mug in desk.\nObservation 1:"));
+        assert!(reflector.contains("IMPROVED PROMPT:"));
     }
 
     #[test]
