@@ -706,6 +706,12 @@ pub struct ExperimentConfig {
     /// labels, the pairs and the next-action targets. Native ALFWorld only.
     #[serde(default, skip_serializing_if = "is_upstream_search")]
     pub expert_search: act_alfworld::SearchOrder,
+    /// Upstream's ALFWorld game files to play natively instead of the procedural scenes
+    /// ([`act_alfworld::AlfworldConfig::game_dir`]): `$ALFWORLD_DATA` or its `json_2.1.1` (train, valid_seen and
+    /// valid_unseen are the training, in-distribution and out-of-distribution splits). Absent (the default): the
+    /// procedural scenes. Native ALFWorld only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alfworld_game_dir: Option<std::path::PathBuf>,
     /// Held-out measurements per training stage, after step 0 (evenly spaced, the last at the final step): the
     /// learning curves in each stage's `heldout.jsonl` / `heldout.svg`; 0 turns them off.
     pub heldout_points: usize,
@@ -744,6 +750,7 @@ impl Default for ExperimentConfig {
             renamed_receptacles: false,
             memory_line: false,
             expert_search: act_alfworld::SearchOrder::LastListedFirst,
+            alfworld_game_dir: None,
             heldout_points: 4,
             heldout_items: 32,
             training: TrainingConfig::default(),
@@ -928,9 +935,16 @@ mod tests {
         ExperimentConfig { renamed_copies: 3, ..classes_one_copy }.validate().unwrap();
         // New settings left at their defaults do not appear in a saved config, so earlier run directories resume.
         let saved = serde_json::to_string(&ExperimentConfig::default()).unwrap();
-        for field in
-            ["renamed_receptacles", "renamed_classes", "base_comparisons", "il_dagger", "memory_line", "iwm", "\"sr\""]
-        {
+        for field in [
+            "renamed_receptacles",
+            "renamed_classes",
+            "base_comparisons",
+            "il_dagger",
+            "memory_line",
+            "iwm",
+            "\"sr\"",
+            "game_dir",
+        ] {
             assert!(!saved.contains(field), "{field} in {saved}");
         }
         assert!(!serde_json::to_string(&GrpoStageConfig::default()).unwrap().contains("schedule"));

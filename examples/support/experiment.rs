@@ -92,11 +92,14 @@ impl Benchmark<act_alfworld::AlfworldFactory> {
         self
     }
 
-    /// The native ALFWorld with what `config` sets of it: its training tasks, memory line and expert search order.
+    /// The native ALFWorld with what `config` sets of it: its training tasks, memory line, expert search order and
+    /// game directory.
     pub fn native_alfworld_for(config: &ExperimentConfig) -> Self {
-        Self::native_alfworld(config.train_tasks())
+        let mut benchmark = Self::native_alfworld(config.train_tasks())
             .with_memory_line(config.memory_line)
-            .with_expert_search(config.expert_search)
+            .with_expert_search(config.expert_search);
+        benchmark.factory.config.game_dir = config.alfworld_game_dir.clone();
+        benchmark
     }
 }
 

@@ -81,6 +81,13 @@ pub struct AlfworldConfig {
     /// targets; the games are the same.
     #[serde(default)]
     pub expert_search: SearchOrder,
+    /// Upstream's game files to play natively instead of the procedural scenes: an ALFWorld data download
+    /// (`$ALFWORLD_DATA`, or its `json_2.1.1`, whose `train`, `valid_seen` and `valid_unseen` folders are the three
+    /// splits), or any directory of games (all in the training split). Each game is read with
+    /// [`load_scene`](crate::load_scene) when reset; one the native world cannot represent yet is an error that
+    /// names its file. The split sizes then come from the directory, and a task's id is the game's path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game_dir: Option<std::path::PathBuf>,
 }
 
 /// The order in which the expert searches the room for an object it has not seen yet.
@@ -116,6 +123,7 @@ impl Default for AlfworldConfig {
             count_invalid_steps: false,
             memory_line: false,
             expert_search: SearchOrder::LastListedFirst,
+            game_dir: None,
         }
     }
 }
@@ -167,6 +175,13 @@ impl AlfworldConfig {
     #[must_use]
     pub fn with_expert_search(mut self, order: SearchOrder) -> Self {
         self.expert_search = order;
+        self
+    }
+
+    /// Plays upstream's game files under `dir` ([`AlfworldConfig::game_dir`]).
+    #[must_use]
+    pub fn with_game_dir(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.game_dir = Some(dir.into());
         self
     }
 

@@ -3,9 +3,13 @@
 use act_core::{Action, EnvError, EnvSnapshot, Environment, Observation, Reset, Split, TaskInfo, TaskRef, Transition};
 use serde_json::{Map, Value};
 
+use std::sync::Arc;
+
+use crate::bridge::{ALFWORLD_JSON_DIR, ALFWORLD_SPLIT_DIRS, GameSet};
 use crate::commands::Command;
 use crate::config::AlfworldConfig;
 use crate::expert::Expert;
+use crate::pddl::load_scene;
 use crate::scene::Scene;
 use crate::split::{generate_game, parse_task_id, split_size, task_id};
 use crate::text;
@@ -14,13 +18,17 @@ use crate::world::World;
 /// The native ALFWorld text environment.
 ///
 /// Games are a pure function of the config's `dataset_seed`, the split and the index; the reset
-/// `seed` is recorded but changes nothing, because the world and the expert are deterministic.
+/// `seed` is recorded but changes nothing, because the world and the expert are deterministic. With a
+/// [`game_dir`](AlfworldConfig::game_dir), games are upstream's files instead, read when reset; the reset seed then
+/// picks the task line's phrasing (upstream draws one of two at random).
 #[derive(Clone, Debug, Default)]
 pub struct AlfworldEnv {
     config: AlfworldConfig,
+    /// Upstream's game files, when the config names a game directory.
+    games: Option<Arc<GameSet>>,
     episode: Option<Episode>,
-    /// The last game generated: GRPO-style groups reset the same game many times in a row.
-    last_game: Option<((Split, usize), Scene)>,
+    /// The last game generated or read, with its id: GRPO-style groups reset the same game many times in a row.
+    last_game: Option<((Split, usize), Scene, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -92,7 +100,11 @@ impl AlfworldEnv {
     /// An environment with `config`; fails with [`EnvError::Config`] on invalid settings.
     pub fn new(config: AlfworldConfig) -> Result<AlfworldEnv, EnvError> {
         config.validate().map_err(EnvError::Config)?;
-        Ok(AlfworldEnv { config, episode: None, last_game: None })
+        let games = match &config.game_dir {
+            Some(dir) => Some(Arc::new(game_set(dir)?)),
+            None => None,
+        };
+        Ok(AlfworldEnv { config, games, episode: None, last_game: None })
     }
 
     /// The configuration.
@@ -111,11 +123,35 @@ impl AlfworldEnv {
     }
 
     fn resolve(&self, task: &TaskRef) -> Result<(Split, usize), EnvError> {
-        match task {
-            TaskRef::Index { split, index } => Ok((*split, *index)),
-            TaskRef::Id(id) => parse_task_id(id),
+        match (task, &self.games) {
+            (TaskRef::Index { split, index }, _) => Ok((*split, *index)),
+            (TaskRef::Id(id), None) => parse_task_id(id),
+            (TaskRef::Id(id), Some(games)) => {
+                let (split, entry) = games.find(id)?;
+                let index = games.split(split).and_then(|g| g.iter().position(|e| e == entry));
+                Ok((split, index.expect("find returns an entry of the split")))
+            }
         }
     }
+
+    /// The scene of game `index` of `split`, and its task id.
+    fn game(&self, split: Split, index: usize) -> Result<(Scene, String), EnvError> {
+        match &self.games {
+            None => Ok((generate_game(&self.config, split, index)?, task_id(split, index))),
+            Some(games) => {
+                let entry = games.get(split, index)?;
+                Ok((load_scene(&entry.path)?, entry.id.clone()))
+            }
+        }
+    }
+}
+
+/// The games under `dir`: an ALFWorld data download's three splits, or every game as the training split.
+fn game_set(dir: &std::path::Path) -> Result<GameSet, EnvError> {
+    let has_splits = [dir.to_path_buf(), dir.join(ALFWORLD_JSON_DIR)]
+        .iter()
+        .any(|root| ALFWORLD_SPLIT_DIRS.iter().any(|(folder, _)| root.join(folder).is_dir()));
+    if has_splits { GameSet::from_alfworld_data(dir) } else { GameSet::from_dir(dir, Split::Train) }
 }
 
 fn actions(world: &World) -> Vec<Action> {
@@ -128,21 +164,27 @@ impl Environment for AlfworldEnv {
     }
 
     fn num_tasks(&self, split: Split) -> Result<usize, EnvError> {
-        split_size(&self.config, split)
+        match &self.games {
+            None => split_size(&self.config, split),
+            Some(games) => games.len(split),
+        }
     }
 
-    fn reset(&mut self, task: &TaskRef, _seed: u64) -> Result<Reset, EnvError> {
+    fn reset(&mut self, task: &TaskRef, seed: u64) -> Result<Reset, EnvError> {
         let (split, index) = self.resolve(task)?;
-        let scene = match &self.last_game {
-            Some((key, scene)) if *key == (split, index) => scene.clone(),
+        let (mut scene, id) = match &self.last_game {
+            Some((key, scene, id)) if *key == (split, index) => (scene.clone(), id.clone()),
             _ => {
-                let scene = generate_game(&self.config, split, index)?;
-                self.last_game = Some(((split, index), scene.clone()));
-                scene
+                let (scene, id) = self.game(split, index)?;
+                self.last_game = Some(((split, index), scene.clone(), id.clone()));
+                (scene, id)
             }
         };
+        if self.games.is_some() {
+            scene.goal.phrasing = (seed & 1) as u8;
+        }
         let info = TaskInfo {
-            id: task_id(split, index),
+            id,
             task_type: scene.goal.task_type.as_str().to_owned(),
             split,
             description: scene.goal.description(),

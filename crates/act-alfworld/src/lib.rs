@@ -27,8 +27,8 @@
 //! Same as upstream: every feedback string, list formatting, entity numbering and listing order,
 //! admissible commands (sorted, de-duplicated), "Nothing happens." for anything else (no state
 //! change, no step used), the six task types with both goal phrasings, the PDDL preconditions and
-//! effects, won/score/done. Different: scenes are procedural rooms from upstream's vocabulary, not
-//! the ALFRED game files; one receptacle per location (so `look` always says "Next to it, you see
+//! effects, won/score/done. Different: scenes are procedural rooms from upstream's vocabulary by default; upstream's
+//! game files play where they fit ([`load_scene`], [`AlfworldConfig::game_dir`]); one receptacle per location (so `look` always says "Next to it, you see
 //! nothing."); nothing is ever inside a movable container (bowl, mug, ...); the expert reads sub-goal
 //! progress from the state and is deterministic. See the crate README.
 //!
@@ -52,6 +52,7 @@ mod commands;
 mod config;
 mod env;
 mod expert;
+mod pddl;
 mod scene;
 mod split;
 mod task;
@@ -64,6 +65,7 @@ pub use commands::{Command, EntityNames};
 pub use config::{AlfworldConfig, GrammarVersion, SearchOrder, UnknownGrammarVersion};
 pub use env::{AlfworldEnv, AlfworldFactory};
 pub use expert::Expert;
+pub use pddl::{load_scene, scene_from_pddl};
 pub use scene::{Layout, ObjectEntity, ReceptacleEntity, RoomType, Scene};
 pub use split::generate_game;
 pub use task::{Goal, TaskType, UnknownTaskType};

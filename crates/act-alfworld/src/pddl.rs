@@ -1,0 +1,484 @@
+//! Upstream's game files as native scenes: the PDDL initial state (`initial_state.pddl`, or the `pddl_problem` of a
+//! `game.tw-pddl`) and `traj_data.json`'s task, read into a [`Scene`] the native [`World`](crate::World) plays.
+//!
+//! Names follow ALFWorld's demangler (`alfworld/agents/utils/misc.py`): an entity's class is its id up to the first
+//! `_bar_` (plus `basin` for the sink and bathtub basins), lower-cased; within a class, ids in sorted order get the
+//! numbers from the highest down to 1. Locations are numbered the same way (grammar 0.3's `loc N`).
+//!
+//! What the native world cannot represent yet is refused with an error that names the file and the fact: two
+//! receptacles at one location, an object inside a movable receptacle (`inReceptacleObject`), a class outside the
+//! native vocabulary, a state flag set at the start, and affordance facts (`openable`, `pickupable`, `canContain`,
+//! ...) that disagree with upstream's class tables the native world uses.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use act_core::EnvError;
+use serde::Deserialize;
+
+use crate::scene::{ObjectEntity, ReceptacleEntity, RoomType, Scene};
+use crate::task::{Goal, TaskType};
+use crate::vocab::{ObjectClass, ReceptacleClass};
+
+/// A parsed s-expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Sexp {
+    Atom(String),
+    List(Vec<Sexp>),
+}
+
+impl Sexp {
+    fn atom(&self) -> Option<&str> {
+        match self {
+            Sexp::Atom(a) => Some(a),
+            Sexp::List(_) => None,
+        }
+    }
+
+    fn list(&self) -> Option<&[Sexp]> {
+        match self {
+            Sexp::List(items) => Some(items),
+            Sexp::Atom(_) => None,
+        }
+    }
+
+    /// The list's head atom, lower-cased (PDDL keywords and predicates are case-insensitive).
+    fn head(&self) -> Option<String> {
+        self.list()?.first()?.atom().map(str::to_lowercase)
+    }
+}
+
+/// Parses one s-expression (comments from `;` to the end of a line are skipped). Errors give the line.
+fn parse_sexp(text: &str) -> Result<Sexp, String> {
+    let mut stack: Vec<Vec<Sexp>> = vec![Vec::new()];
+    let mut atom = String::new();
+    let flush = |atom: &mut String, stack: &mut Vec<Vec<Sexp>>| {
+        if !atom.is_empty() {
+            stack.last_mut().expect("the stack keeps its root").push(Sexp::Atom(std::mem::take(atom)));
+        }
+    };
+    for (number, line) in text.lines().enumerate() {
+        let line = line.split(';').next().unwrap_or("");
+        for c in line.chars() {
+            match c {
+                '(' => {
+                    flush(&mut atom, &mut stack);
+                    stack.push(Vec::new());
+                }
+                ')' => {
+                    flush(&mut atom, &mut stack);
+                    if stack.len() == 1 {
+                        return Err(format!("line {}: `)` without a matching `(`", number + 1));
+                    }
+                    let list = stack.pop().expect("checked above");
+                    stack.last_mut().expect("the stack keeps its root").push(Sexp::List(list));
+                }
+                c if c.is_whitespace() => flush(&mut atom, &mut stack),
+                c => atom.push(c),
+            }
+        }
+        flush(&mut atom, &mut stack);
+    }
+    if stack.len() != 1 {
+        return Err(format!("{} unclosed `(` at the end of the file", stack.len() - 1));
+    }
+    let mut root = stack.pop().expect("one level left");
+    match root.len() {
+        1 => Ok(root.pop().expect("one item")),
+        0 => Err("no PDDL problem in the file".into()),
+        n => Err(format!("{n} top-level expressions, expected one `(define ...)`")),
+    }
+}
+
+/// The class name of an id, as ALFWorld's demangler derives it.
+fn demangled_class(id: &str) -> String {
+    let lower = id.to_lowercase();
+    let mut name = lower.split("_bar_").next().unwrap_or(&lower).to_owned();
+    if lower.contains("basin") && !name.ends_with("basin") {
+        name.push_str("basin");
+    }
+    name
+}
+
+/// Numbers per id: within each class, ids in sorted (lower-cased) order get `count, count - 1, ..., 1`.
+fn demangled_numbers<'a>(ids: impl IntoIterator<Item = &'a str>) -> BTreeMap<String, u16> {
+    let mut by_class: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for id in ids {
+        by_class.entry(demangled_class(id)).or_default().push(id.to_lowercase());
+    }
+    let mut numbers = BTreeMap::new();
+    for (_, mut ids) in by_class {
+        ids.sort();
+        let count = ids.len() as u16;
+        for (i, id) in ids.into_iter().enumerate() {
+            numbers.insert(id, count - i as u16);
+        }
+    }
+    numbers
+}
+
+/// The class named by a type atom (`AppleType` → `apple`), case-insensitively.
+fn type_name(atom: &str) -> String {
+    let lower = atom.to_lowercase();
+    lower.strip_suffix("type").unwrap_or(&lower).to_owned()
+}
+
+/// `traj_data.json`'s task part.
+#[derive(Debug, Deserialize)]
+struct TrajData {
+    task_type: String,
+    pddl_params: PddlParams,
+}
+
+#[derive(Debug, Deserialize)]
+struct PddlParams {
+    object_target: String,
+    #[serde(default)]
+    parent_target: String,
+    #[serde(default)]
+    toggle_target: String,
+    #[serde(default)]
+    mrecep_target: String,
+    #[serde(default)]
+    object_sliced: bool,
+}
+
+/// The goal `traj_data.json` describes (phrasing 0).
+fn goal_of(traj_data: &str) -> Result<Goal, String> {
+    let data: TrajData = serde_json::from_str(traj_data).map_err(|e| format!("traj_data.json: {e}"))?;
+    let task_type: TaskType = data.task_type.parse().map_err(|e| format!("traj_data.json: {e}"))?;
+    let p = &data.pddl_params;
+    if !p.mrecep_target.is_empty() || p.object_sliced {
+        return Err(
+            "traj_data.json: movable-receptacle and sliced tasks are not supported (upstream skips them too)".into()
+        );
+    }
+    let object = ObjectClass::from_name(&p.object_target.to_lowercase()).ok_or_else(|| {
+        format!("traj_data.json: object_target `{}` is not in the native vocabulary", p.object_target)
+    })?;
+    let receptacle = if p.parent_target.is_empty() {
+        None
+    } else {
+        Some(ReceptacleClass::from_name(&p.parent_target.to_lowercase()).ok_or_else(|| {
+            format!("traj_data.json: parent_target `{}` is not in the native vocabulary", p.parent_target)
+        })?)
+    };
+    let lamp = if p.toggle_target.is_empty() {
+        None
+    } else {
+        Some(ObjectClass::from_name(&p.toggle_target.to_lowercase()).ok_or_else(|| {
+            format!("traj_data.json: toggle_target `{}` is not in the native vocabulary", p.toggle_target)
+        })?)
+    };
+    match (task_type, receptacle, lamp) {
+        (TaskType::LookAtObjInLight, _, None) => {
+            Err("traj_data.json: a look_at_obj_in_light task needs toggle_target".into())
+        }
+        (TaskType::LookAtObjInLight, _, Some(_)) => Ok(Goal { task_type, object, receptacle: None, lamp, phrasing: 0 }),
+        (_, None, _) => Err(format!("traj_data.json: a {task_type} task needs parent_target")),
+        (_, Some(_), _) => Ok(Goal { task_type, object, receptacle, lamp: None, phrasing: 0 }),
+    }
+}
+
+/// The room a set of receptacles suggests (the native world only uses it to describe the scene).
+fn room_of(receptacles: &[ReceptacleEntity]) -> RoomType {
+    let has = |class: ReceptacleClass| receptacles.iter().any(|r| r.class == class);
+    if has(ReceptacleClass::Fridge) || has(ReceptacleClass::StoveBurner) {
+        RoomType::Kitchen
+    } else if has(ReceptacleClass::Toilet) || has(ReceptacleClass::BathtubBasin) {
+        RoomType::Bathroom
+    } else if has(ReceptacleClass::Bed) {
+        RoomType::Bedroom
+    } else {
+        RoomType::LivingRoom
+    }
+}
+
+/// The scene of a PDDL problem (`pddl`, the text of `initial_state.pddl` or a game's `pddl_problem`) and its task
+/// (`traj_data`, the text of `traj_data.json`). Errors say which fact or field the native world cannot represent.
+pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
+    let goal = goal_of(traj_data)?;
+    let problem = parse_sexp(pddl)?;
+    let sections =
+        problem.list().filter(|_| problem.head().as_deref() == Some("define")).ok_or("not a `(define ...)`")?;
+    let section = |name: &str| sections.iter().find(|s| s.head().as_deref() == Some(name)).and_then(Sexp::list);
+    let declared = section(":objects").ok_or("no `:objects` section")?;
+    let init = section(":init").ok_or("no `:init` section")?;
+
+    // `name - type` declarations.
+    let mut kinds: BTreeMap<String, String> = BTreeMap::new();
+    let mut names = declared[1..].iter().map(|s| s.atom().ok_or("a list inside `:objects`"));
+    let mut pending: Vec<String> = Vec::new();
+    while let Some(atom) = names.next() {
+        let atom = atom?;
+        if atom == "-" {
+            let kind = names.next().ok_or("`-` without a type at the end of `:objects`")??.to_lowercase();
+            for name in pending.drain(..) {
+                kinds.insert(name, kind.clone());
+            }
+        } else {
+            pending.push(atom.to_lowercase());
+        }
+    }
+    let of_kind = |kind: &str| -> Vec<String> {
+        kinds.iter().filter(|(_, k)| k.as_str() == kind).map(|(n, _)| n.clone()).collect()
+    };
+    let receptacle_ids = of_kind("receptacle");
+    let object_ids = of_kind("object");
+    let location_ids = of_kind("location");
+
+    // Facts, lower-cased, by predicate.
+    let mut facts: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
+    for fact in &init[1..] {
+        let items = fact.list().ok_or("an atom inside `:init`")?;
+        let words: Vec<String> = items
+            .iter()
+            .map(|s| s.atom().map(str::to_lowercase).ok_or("a nested list inside an `:init` fact"))
+            .collect::<Result<_, _>>()?;
+        let (predicate, arguments) = words.split_first().ok_or("an empty `:init` fact")?;
+        if predicate == "not" {
+            continue;
+        }
+        facts.entry(predicate.clone()).or_default().push(arguments.to_vec());
+    }
+    let pairs = |predicate: &str| -> BTreeMap<String, String> {
+        facts
+            .get(predicate)
+            .into_iter()
+            .flatten()
+            .filter(|a| a.len() == 2)
+            .map(|a| (a[0].clone(), a[1].clone()))
+            .collect()
+    };
+    for unsupported in [
+        "inreceptacleobject",
+        "ishot",
+        "iscool",
+        "isclean",
+        "issliced",
+        "istoggled",
+        "ison",
+        "opened",
+        "isopen",
+        "holds",
+    ] {
+        if let Some(example) = facts.get(unsupported).and_then(|f| f.first()) {
+            return Err(format!(
+                "`({unsupported} {})`: the native world does not represent this at the start of a game yet",
+                example.join(" ")
+            ));
+        }
+    }
+
+    let numbers = demangled_numbers(receptacle_ids.iter().chain(&object_ids).chain(&location_ids).map(String::as_str));
+    let receptacle_type = pairs("receptacletype");
+    let at_location = pairs("receptacleatlocation");
+    let mut receptacles = Vec::new();
+    let mut receptacle_index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut seen_locations: BTreeMap<String, String> = BTreeMap::new();
+    let mut listed: Vec<(ReceptacleClass, u16, u16, String)> = Vec::new();
+    for id in &receptacle_ids {
+        let class_name = receptacle_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
+        let class = ReceptacleClass::from_name(&class_name)
+            .ok_or_else(|| format!("receptacle `{id}`: class `{class_name}` is not in the native vocabulary"))?;
+        let location = at_location.get(id).ok_or_else(|| format!("receptacle `{id}` has no `receptacleAtLocation`"))?;
+        if let Some(other) = seen_locations.insert(location.clone(), id.clone()) {
+            return Err(format!(
+                "receptacles `{other}` and `{id}` share location `{location}`: the native world has one receptacle per \
+                 location"
+            ));
+        }
+        let location_number = *numbers
+            .get(location)
+            .ok_or_else(|| format!("receptacle `{id}` is at `{location}`, which is not a declared location"))?;
+        listed.push((class, numbers[id], location_number, id.clone()));
+    }
+    // Upstream's listing order: class ascending, number descending.
+    listed.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    for (i, (class, number, location, id)) in listed.into_iter().enumerate() {
+        receptacle_index.insert(id, i);
+        receptacles.push(ReceptacleEntity { class, number, location });
+    }
+
+    let object_type = pairs("objecttype");
+    let in_receptacle = pairs("inreceptacle");
+    let mut objects = Vec::new();
+    for id in &object_ids {
+        let class_name = object_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
+        let class = ObjectClass::from_name(&class_name)
+            .ok_or_else(|| format!("object `{id}`: class `{class_name}` is not in the native vocabulary"))?;
+        let holder =
+            in_receptacle.get(id).ok_or_else(|| format!("object `{id}` is in no receptacle (`inReceptacle`)"))?;
+        let receptacle = *receptacle_index
+            .get(holder)
+            .ok_or_else(|| format!("object `{id}` is in `{holder}`, which is not a declared receptacle"))?;
+        objects.push(ObjectEntity { class, number: numbers[id], receptacle });
+    }
+    objects.sort_by(|a, b| a.class.cmp(&b.class).then(b.number.cmp(&a.number)));
+
+    check_affordances(&facts, &receptacles, &objects, &receptacle_ids, &object_ids, &receptacle_type, &object_type)?;
+    Ok(Scene { room: room_of(&receptacles), layout: 0, receptacles, objects, goal })
+}
+
+/// The game's affordance facts must be what upstream's class tables (which the native world uses) say.
+fn check_affordances(
+    facts: &BTreeMap<String, Vec<Vec<String>>>,
+    receptacles: &[ReceptacleEntity],
+    objects: &[ObjectEntity],
+    receptacle_ids: &[String],
+    object_ids: &[String],
+    receptacle_type: &BTreeMap<String, String>,
+    object_type: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    let holds = |predicate: &str, id: &str| {
+        facts.get(predicate).is_some_and(|f| f.iter().any(|a| a.first().map(String::as_str) == Some(id)))
+    };
+    for id in receptacle_ids {
+        let class = ReceptacleClass::from_name(
+            &receptacle_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id)),
+        )
+        .expect("checked when the receptacles were read");
+        if holds("openable", id) != class.openable() {
+            return Err(format!(
+                "`(openable {id})` is {} but upstream's table says {class} is{} openable",
+                holds("openable", id),
+                if class.openable() { "" } else { " not" }
+            ));
+        }
+    }
+    for id in object_ids {
+        let class =
+            ObjectClass::from_name(&object_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id)))
+                .expect("checked when the objects were read");
+        let table = [
+            ("pickupable", class.pickupable()),
+            ("heatable", class.heatable()),
+            ("coolable", class.coolable()),
+            ("cleanable", class.cleanable()),
+            ("toggleable", class.toggleable()),
+            ("sliceable", class.sliceable()),
+        ];
+        for (predicate, expected) in table {
+            if facts.contains_key(predicate) && holds(predicate, id) != expected {
+                return Err(format!(
+                    "`({predicate} {id})` is {} but upstream's table says {class} is{} {predicate}",
+                    !expected,
+                    if expected { "" } else { " not" }
+                ));
+            }
+        }
+    }
+    // `canContain` between the classes present must be the table's, both ways.
+    let listed: BTreeSet<(String, String)> = facts
+        .get("cancontain")
+        .into_iter()
+        .flatten()
+        .filter(|a| a.len() == 2)
+        .map(|a| (type_name(&a[0]), type_name(&a[1])))
+        .collect();
+    let receptacle_classes: BTreeSet<ReceptacleClass> = receptacles.iter().map(|r| r.class).collect();
+    let object_classes: BTreeSet<ObjectClass> = objects.iter().map(|o| o.class).filter(|c| c.pickupable()).collect();
+    for &r in &receptacle_classes {
+        for &o in &object_classes {
+            let fact = listed.contains(&(r.name().to_owned(), o.name().to_owned()));
+            if fact != r.can_contain(o) {
+                return Err(format!(
+                    "`(canContain {r} {o})` is {fact} in the game but {} in upstream's table",
+                    r.can_contain(o)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The scene of an upstream game on disk: a directory with `initial_state.pddl` (or `game.tw-pddl`) and
+/// `traj_data.json`, or a `.tw-pddl` file with `traj_data.json` beside it. Errors name the file.
+pub fn load_scene(path: impl AsRef<Path>) -> Result<Scene, EnvError> {
+    let path = path.as_ref();
+    let dir = if path.is_dir() { path } else { path.parent().unwrap_or(Path::new(".")) };
+    let read =
+        |file: &Path| std::fs::read_to_string(file).map_err(|e| EnvError::Config(format!("{}: {e}", file.display())));
+    let traj_path = dir.join("traj_data.json");
+    let traj_data = read(&traj_path)?;
+    let (pddl_path, pddl) = if path.is_file() {
+        (path.to_path_buf(), game_problem(path, &read(path)?)?)
+    } else if dir.join("initial_state.pddl").is_file() {
+        let file = dir.join("initial_state.pddl");
+        let text = read(&file)?;
+        (file, text)
+    } else {
+        let file = dir.join("game.tw-pddl");
+        let text = read(&file)?;
+        (file.clone(), game_problem(&file, &text)?)
+    };
+    scene_from_pddl(&pddl, &traj_data).map_err(|message| {
+        let file = if message.starts_with("traj_data.json") { &traj_path } else { &pddl_path };
+        EnvError::Config(format!("{}: {message}", file.display()))
+    })
+}
+
+/// The `pddl_problem` of a `.tw-pddl` game file.
+fn game_problem(path: &Path, text: &str) -> Result<String, EnvError> {
+    #[derive(Deserialize)]
+    struct Game {
+        pddl_problem: String,
+    }
+    serde_json::from_str::<Game>(text)
+        .map(|g| g.pddl_problem)
+        .map_err(|e| EnvError::Config(format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const APPLE_PDDL: &str =
+        include_str!("../tests/data/pddl/pick_and_place_simple-apple-diningtable/initial_state.pddl");
+    const APPLE_TRAJ: &str = include_str!("../tests/data/pddl/pick_and_place_simple-apple-diningtable/traj_data.json");
+
+    proptest! {
+        #[test]
+        fn reading_never_panics(text in any::<String>(), traj in any::<String>()) {
+            let _ = parse_sexp(&text);
+            let _ = scene_from_pddl(&text, APPLE_TRAJ);
+            let _ = scene_from_pddl(APPLE_PDDL, &traj);
+        }
+
+        #[test]
+        fn a_game_with_any_span_cut_out_loads_or_is_refused(start in 0usize..6000, len in 1usize..400) {
+            let start = start.min(APPLE_PDDL.len());
+            let end = (start + len).min(APPLE_PDDL.len());
+            let cut = format!("{}{}", &APPLE_PDDL[..start], &APPLE_PDDL[end..]);
+            if let Ok(scene) = scene_from_pddl(&cut, APPLE_TRAJ) {
+                // What loads is a playable world.
+                let world = crate::World::new(scene, crate::GrammarVersion::V03);
+                prop_assert!(!world.admissible().is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn sexps_parse_and_name_their_errors() {
+        let parsed = parse_sexp("; comment\n(define (p x) ; trailing\n (:init (a b)))").unwrap();
+        assert_eq!(parsed.head().as_deref(), Some("define"));
+        assert_eq!(parsed.list().unwrap().len(), 3);
+        assert!(parse_sexp("(a))").unwrap_err().contains("line 1"));
+        assert!(parse_sexp("(a (b)").unwrap_err().contains("unclosed"));
+        assert!(parse_sexp("(a) (b)").unwrap_err().contains("2 top-level"));
+        assert!(parse_sexp("  ").is_err());
+    }
+
+    #[test]
+    fn demangling_numbers_sorted_ids_downwards_per_class() {
+        assert_eq!(demangled_class("Sink_bar__minus_00_dot_50_bar_SinkBasin"), "sinkbasin");
+        assert_eq!(demangled_class("Cabinet_bar__minus_01_dot_50"), "cabinet");
+        assert_eq!(demangled_class("loc_bar_3_bar_4"), "loc");
+        let numbers = demangled_numbers(["Cabinet_bar_2", "Cabinet_bar_1", "Drawer_bar_9", "Cabinet_bar_3"]);
+        assert_eq!(numbers["cabinet_bar_1"], 3);
+        assert_eq!(numbers["cabinet_bar_2"], 2);
+        assert_eq!(numbers["cabinet_bar_3"], 1);
+        assert_eq!(numbers["drawer_bar_9"], 1);
+    }
+}

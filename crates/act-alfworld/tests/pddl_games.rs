@@ -1,0 +1,114 @@
+//! Upstream's game files read into native scenes (`act_alfworld::load_scene`) and played from a game directory
+//! (`AlfworldConfig::game_dir`); what the native world cannot represent yet is refused with the file and the fact.
+//! The step-by-step comparison with the real engine is in `bridge_real.rs`.
+
+use std::path::{Path, PathBuf};
+
+use act_alfworld::{AlfworldConfig, AlfworldEnv, GrammarVersion, World, load_scene, scene_from_pddl};
+use act_core::{Environment, Split, TaskRef, collect_expert_trajectory};
+
+fn games_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/pddl")
+}
+
+fn apple_game() -> (String, String) {
+    let dir = games_dir().join("pick_and_place_simple-apple-diningtable");
+    let read = |name: &str| std::fs::read_to_string(dir.join(name)).unwrap();
+    (read("initial_state.pddl"), read("traj_data.json"))
+}
+
+#[test]
+fn the_repository_games_load_with_upstream_names_and_order() {
+    let scene = load_scene(games_dir().join("pick_heat_then_place_in_recep-potato-countertop")).unwrap();
+    let world = World::new(scene, GrammarVersion::V03);
+    assert!(world.intro().contains(
+        "you see a cabinet 2, a cabinet 1, a countertop 1, a fridge 1, a garbagecan 1, and a microwave 1.\n\nYour \
+         task is to: put a hot potato in countertop."
+    ));
+    for entry in std::fs::read_dir(games_dir()).unwrap() {
+        let dir = entry.unwrap().path();
+        let scene = load_scene(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        assert_eq!(
+            scene.goal.task_type.as_str(),
+            dir.file_name().unwrap().to_str().unwrap().split('-').next().unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_game_directory_plays_natively_and_the_expert_wins_every_game() {
+    for grammar in [GrammarVersion::V03, GrammarVersion::V04] {
+        let mut env =
+            AlfworldEnv::new(AlfworldConfig::default().with_grammar(grammar).with_game_dir(games_dir())).unwrap();
+        assert_eq!(env.num_tasks(Split::Train).unwrap(), 5);
+        assert!(env.num_tasks(Split::EvalInDistribution).is_err(), "a plain directory is the training split");
+        for index in 0..5 {
+            let trajectory = collect_expert_trajectory(&mut env, &TaskRef::index(Split::Train, index), 0).unwrap();
+            assert!(trajectory.outcome.won, "{}", trajectory.task_id);
+            let by_id = collect_expert_trajectory(&mut env, &TaskRef::Id(trajectory.task_id.clone()), 0).unwrap();
+            assert_eq!(by_id, trajectory);
+        }
+    }
+    // The reset seed's parity picks the task line's phrasing, as upstream draws one of two.
+    let mut env = AlfworldEnv::new(AlfworldConfig::default().with_game_dir(games_dir())).unwrap();
+    let task = TaskRef::Id("pick_and_place_simple-apple-diningtable".into());
+    env.reset(&task, 0).unwrap();
+    let even = env.task().unwrap().description.clone();
+    env.reset(&task, 1).unwrap();
+    let odd = env.task().unwrap().description.clone();
+    assert_eq!((even.as_str(), odd.as_str()), ("put a apple in diningtable", "put some apple on diningtable"));
+    assert!(AlfworldEnv::new(AlfworldConfig::default().with_game_dir("/no/such/dir")).is_err());
+}
+
+/// The apple game with `from` replaced by `to` in its PDDL; the error must contain `expected`.
+fn refused(from: &str, to: &str, expected: &str) {
+    let (pddl, traj) = apple_game();
+    assert!(pddl.contains(from), "the fixture has `{from}`");
+    let err = scene_from_pddl(&pddl.replacen(from, to, 1), &traj).unwrap_err();
+    assert!(err.contains(expected), "{err}");
+}
+
+#[test]
+fn what_the_native_world_cannot_represent_is_refused_by_name() {
+    let cabinet = "Cabinet_bar__minus_01_dot_50_bar__plus_00_dot_40_bar__plus_00_dot_90";
+    let counter = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
+    // Two receptacles at one location.
+    refused(
+        &format!("(receptacleAtLocation {cabinet} loc_bar__minus_5_bar_3_bar_3_bar_30)"),
+        &format!("(receptacleAtLocation {cabinet} loc_bar__minus_4_bar_1_bar_3_bar_30)"),
+        "share location",
+    );
+    // An object inside a movable receptacle.
+    let apple = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
+    let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
+    refused("(:init", &format!("(:init (inReceptacleObject {apple} {mug})"), "inreceptacleobject");
+    // A class outside the vocabulary, a state flag at the start, affordances off the table.
+    refused(&format!("(objectType {mug} MugType)"), &format!("(objectType {mug} HousePlantType)"), "`houseplant`");
+    refused("(:init", &format!("(:init (isHot {apple})"), "ishot");
+    refused(&format!("(openable {cabinet})"), "", "openable");
+    refused("(canContain CounterTopType AppleType)", "", "canContain countertop apple");
+    refused(&format!("(inReceptacle {apple} {counter})"), "", "in no receptacle");
+    // Malformed files.
+    refused("(:init", "((:init", "unclosed");
+    let (pddl, traj) = apple_game();
+    let err = scene_from_pddl(&pddl, &traj.replace("\"DiningTable\"", "\"\"")).unwrap_err();
+    assert!(err.contains("parent_target"), "{err}");
+    let err = scene_from_pddl(&pddl, &traj.replace("\"pick_and_place_simple\"", "\"pick_sliced\"")).unwrap_err();
+    assert!(err.starts_with("traj_data.json"), "{err}");
+}
+
+#[test]
+fn load_errors_name_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let game = dir.path().join("game");
+    std::fs::create_dir(&game).unwrap();
+    let (pddl, traj) = apple_game();
+    std::fs::write(game.join("traj_data.json"), traj).unwrap();
+    std::fs::write(game.join("initial_state.pddl"), pddl.replace("(:objects", "(:objectz")).unwrap();
+    let err = load_scene(&game).unwrap_err().to_string();
+    assert!(err.contains(&game.join("initial_state.pddl").display().to_string()) && err.contains(":objects"), "{err}");
+    std::fs::remove_file(game.join("traj_data.json")).unwrap();
+    let err = load_scene(&game).unwrap_err().to_string();
+    assert!(err.contains("traj_data.json"), "{err}");
+    assert!(load_scene(Path::new("/no/such/game")).is_err());
+}
