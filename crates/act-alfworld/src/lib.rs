@@ -65,7 +65,7 @@ pub use commands::{Command, EntityNames};
 pub use config::{AlfworldConfig, GrammarVersion, SearchOrder, UnknownGrammarVersion};
 pub use env::{AlfworldEnv, AlfworldFactory};
 pub use expert::Expert;
-pub use pddl::{load_scene, scene_from_pddl};
+pub use pddl::{load_scene, scene_from_pddl, scene_to_pddl, write_game};
 pub use scene::{Layout, ObjectEntity, ReceptacleEntity, RoomType, Scene};
 pub use split::generate_game;
 pub use task::{Goal, TaskType, UnknownTaskType};

@@ -94,7 +94,8 @@ fn parse_sexp(text: &str) -> Result<Sexp, String> {
 fn demangled_class(id: &str) -> String {
     let lower = id.to_lowercase();
     let mut name = lower.split("_bar_").next().unwrap_or(&lower).to_owned();
-    if lower.contains("basin") && !name.ends_with("basin") {
+    // Upstream appends `basin` whenever the id contains it: `Sink_bar_..._bar_SinkBasin` is a `sinkbasin`.
+    if lower.contains("basin") {
         name.push_str("basin");
     }
     name
@@ -121,6 +122,16 @@ fn demangled_numbers<'a>(ids: impl IntoIterator<Item = &'a str>) -> BTreeMap<Str
 fn type_name(atom: &str) -> String {
     let lower = atom.to_lowercase();
     lower.strip_suffix("type").unwrap_or(&lower).to_owned()
+}
+
+/// Upstream names an entity by its id (the demangler), the native world by its type: they must agree.
+fn shown_as(id: &str, class: &str) -> Result<(), String> {
+    let shown = demangled_class(id);
+    if shown == class {
+        Ok(())
+    } else {
+        Err(format!("`{id}` is a {class}, but upstream's demangler would call it `{shown}`"))
+    }
 }
 
 /// `traj_data.json`'s task part.
@@ -281,6 +292,7 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
         let class_name = receptacle_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
         let class = ReceptacleClass::from_name(&class_name)
             .ok_or_else(|| format!("receptacle `{id}`: class `{class_name}` is not in the native vocabulary"))?;
+        shown_as(id, class.name())?;
         let location = at_location.get(id).ok_or_else(|| format!("receptacle `{id}` has no `receptacleAtLocation`"))?;
         if let Some(other) = seen_locations.insert(location.clone(), id.clone()) {
             return Err(format!(
@@ -307,6 +319,7 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
         let class_name = object_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
         let class = ObjectClass::from_name(&class_name)
             .ok_or_else(|| format!("object `{id}`: class `{class_name}` is not in the native vocabulary"))?;
+        shown_as(id, class.name())?;
         let holder =
             in_receptacle.get(id).ok_or_else(|| format!("object `{id}` is in no receptacle (`inReceptacle`)"))?;
         let receptacle = *receptacle_index
@@ -389,6 +402,159 @@ fn check_affordances(
             }
         }
     }
+    Ok(())
+}
+
+/// An entity id that upstream's demangler names `class` with the `rank`-th highest number among `count` (rank 0:
+/// number `count`): ids sort in rank order.
+fn entity_id(class: &str, rank: usize) -> String {
+    match class {
+        "sinkbasin" => format!("sink_bar_{rank:03}_bar_sinkbasin"),
+        "bathtubbasin" => format!("bathtub_bar_{rank:03}_bar_bathtubbasin"),
+        _ => format!("{class}_bar_{rank:03}"),
+    }
+}
+
+/// The PDDL goal of `goal` (upstream's goal formulas per task type).
+fn goal_pddl(goal: &Goal) -> String {
+    let o = format!("{}type", goal.object.name());
+    let r = goal.receptacle.map(|r| format!("{}type", r.name())).unwrap_or_default();
+    let placed = |extra: &str| {
+        format!(
+            "(exists (?r - receptacle) (exists (?o - object) (and (inReceptacle ?o ?r) (objectType ?o {o}) \
+             (receptacleType ?r {r}){extra})))"
+        )
+    };
+    match goal.task_type {
+        TaskType::PickAndPlaceSimple => placed(""),
+        TaskType::PickCleanThenPlaceInRecep => placed(" (cleanable ?o) (isClean ?o)"),
+        TaskType::PickHeatThenPlaceInRecep => placed(" (heatable ?o) (isHot ?o)"),
+        TaskType::PickCoolThenPlaceInRecep => placed(" (coolable ?o) (isCool ?o)"),
+        TaskType::PickTwoObjAndPlace => format!(
+            "(exists (?r - receptacle) (exists (?o1 - object) (and (objectType ?o1 {o}) (receptacleType ?r {r}) \
+             (inReceptacle ?o1 ?r) (exists (?o2 - object) (and (not (= ?o1 ?o2)) (objectType ?o2 {o}) \
+             (receptacleType ?r {r}) (inReceptacle ?o2 ?r))))))"
+        ),
+        TaskType::LookAtObjInLight => {
+            let lamp = goal.lamp.map(|l| format!("{}type", l.name())).unwrap_or_default();
+            format!(
+                "(exists (?ot - object ?r - receptacle ?a - agent ?l - location) (and (objectType ?ot {lamp}) \
+                 (toggleable ?ot) (isToggled ?ot) (receptacleAtLocation ?r ?l) (atLocation ?a ?l) \
+                 (inReceptacle ?ot ?r))) (exists (?o - object ?a - agent) (and (objectType ?o {o}) (holds ?a ?o)))"
+            )
+        }
+    }
+}
+
+/// `scene` as upstream's game files: the PDDL problem (`initial_state.pddl`) and `traj_data.json`, written so
+/// that the real engine names, numbers and lists every entity as the native world does ([`scene_from_pddl`] reads
+/// them back to the same scene, up to its room and layout). Affordances come from upstream's class tables; the agent
+/// starts at a location of its own.
+pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
+    let mut objects = vec!["agent1 - agent".to_owned()];
+    let mut init = Vec::new();
+    let object_classes: BTreeSet<ObjectClass> = scene.objects.iter().map(|o| o.class).collect();
+    let receptacle_classes: BTreeSet<ReceptacleClass> = scene.receptacles.iter().map(|r| r.class).collect();
+    let mut otypes: BTreeSet<String> = object_classes.iter().map(|c| c.name().to_owned()).collect();
+    otypes.extend(["knife".to_owned(), "butterknife".to_owned()]);
+    otypes.insert(scene.goal.object.name().to_owned());
+    otypes.extend(scene.goal.lamp.map(|l| l.name().to_owned()));
+    objects.extend(otypes.iter().map(|t| format!("{t}type - otype")));
+    let mut rtypes: BTreeSet<&str> = receptacle_classes.iter().map(|c| c.name()).collect();
+    rtypes.extend(scene.goal.receptacle.map(ReceptacleClass::name));
+    objects.extend(rtypes.iter().map(|t| format!("{t}type - rtype")));
+
+    // Locations: one per receptacle (its native number) and the agent's start, numbered above them all.
+    let locations = scene.receptacles.len() + 1;
+    let location_id = |number: usize| format!("loc_bar_{:03}", locations - number);
+    for number in 1..=locations {
+        objects.push(format!("{} - location", location_id(number)));
+    }
+    init.push(format!("(atLocation agent1 {})", location_id(locations)));
+
+    // How many of each class (scene numbers run from 1 to that count).
+    let mut receptacle_count: BTreeMap<ReceptacleClass, usize> = BTreeMap::new();
+    for r in &scene.receptacles {
+        let count = receptacle_count.entry(r.class).or_default();
+        *count = (*count).max(r.number as usize);
+    }
+    let mut object_count: BTreeMap<ObjectClass, usize> = BTreeMap::new();
+    for o in &scene.objects {
+        let count = object_count.entry(o.class).or_default();
+        *count = (*count).max(o.number as usize);
+    }
+    let mut receptacle_ids = Vec::new();
+    for r in &scene.receptacles {
+        let id = entity_id(r.class.name(), receptacle_count[&r.class] - r.number as usize);
+        objects.push(format!("{id} - receptacle"));
+        init.push(format!("(receptacleType {id} {}type)", r.class.name()));
+        init.push(format!("(receptacleAtLocation {id} {})", location_id(r.location as usize)));
+        if r.class.openable() {
+            init.push(format!("(openable {id})"));
+        }
+        receptacle_ids.push(id);
+    }
+    for o in &scene.objects {
+        let id = entity_id(o.class.name(), object_count[&o.class] - o.number as usize);
+        objects.push(format!("{id} - object"));
+        init.push(format!("(objectType {id} {}type)", o.class.name()));
+        let c = o.class;
+        for (predicate, holds) in [
+            ("pickupable", c.pickupable()),
+            ("heatable", c.heatable()),
+            ("coolable", c.coolable()),
+            ("cleanable", c.cleanable()),
+            ("toggleable", c.toggleable()),
+            ("sliceable", c.sliceable()),
+        ] {
+            if holds {
+                init.push(format!("({predicate} {id})"));
+            }
+        }
+        let holder = &scene.receptacles[o.receptacle];
+        init.push(format!("(inReceptacle {id} {})", receptacle_ids[o.receptacle]));
+        init.push(format!("(objectAtLocation {id} {})", location_id(holder.location as usize)));
+    }
+    for &r in &receptacle_classes {
+        for &o in object_classes.iter().filter(|o| o.pickupable()) {
+            if r.can_contain(o) {
+                init.push(format!("(canContain {}type {}type)", r.name(), o.name()));
+            }
+        }
+    }
+    let problem = format!(
+        ";; Written by act-rs (act_alfworld::scene_to_pddl).\n(define (problem {task})\n    (:domain alfred)\n    \
+         (:objects\n        {objects}\n    )\n    (:init\n        {init}\n    )\n    (:goal\n        (and {goal})\n    \
+         )\n)\n",
+        task = task_id.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+        objects = objects.join("\n        "),
+        init = init.join("\n        "),
+        goal = goal_pddl(&scene.goal),
+    );
+    let name = |class: Option<&str>| class.unwrap_or("").to_owned();
+    let traj = serde_json::json!({
+        "task_id": task_id,
+        "task_type": scene.goal.task_type.as_str(),
+        "pddl_params": {
+            "object_target": scene.goal.object.name(),
+            "parent_target": name(scene.goal.receptacle.map(ReceptacleClass::name)),
+            "toggle_target": name(scene.goal.lamp.map(ObjectClass::name)),
+            "mrecep_target": "",
+            "object_sliced": false,
+        },
+    });
+    (problem, serde_json::to_string_pretty(&traj).expect("a JSON value serialises"))
+}
+
+/// Writes `scene` as a game directory (`initial_state.pddl`, `traj_data.json`) under `dir` ([`scene_to_pddl`]).
+pub fn write_game(scene: &Scene, task_id: &str, dir: impl AsRef<Path>) -> Result<(), EnvError> {
+    let dir = dir.as_ref();
+    let io = |e: std::io::Error| EnvError::Config(format!("{}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let (problem, traj) = scene_to_pddl(scene, task_id);
+    act_core::atomic_write(dir.join("initial_state.pddl"), problem.as_bytes())
+        .map_err(|e| EnvError::Config(e.to_string()))?;
+    act_core::atomic_write(dir.join("traj_data.json"), traj.as_bytes()).map_err(|e| EnvError::Config(e.to_string()))?;
     Ok(())
 }
 
