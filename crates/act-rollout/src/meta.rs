@@ -313,12 +313,14 @@ fn task_pool<F: EnvironmentFactory>(
 }
 
 /// A scripted [`PromptFollower`] whose play depends on its system prompt, for meta-environments with tiny or no
-/// models: every line `prefer: <words>` of the prompt is a lesson, in order. At each step the actor takes the first
-/// admissible action (in the environment's listing order) that contains the words of the earliest lesson any
-/// admissible action matches (case-insensitive); where no lesson matches, the fallback actor decides.
+/// models: every line `prefer: <words>` of the prompt is a lesson, in order. A lesson refines the fallback actor's
+/// choice within its verb (the action's first word): where the fallback would act with a verb, the actor takes the
+/// first admissible action with that verb that contains the words of the earliest lesson any such action matches,
+/// preferring actions the episode has not taken yet; elsewhere the fallback decides.
 ///
-/// So "prefer: take" makes it pick up whatever it can, and "prefer: go to countertop" sends it to countertops first:
-/// the prompt's lessons change what it does and how often it wins, which is what a reflector must learn to use.
+/// So "prefer: go to countertop" sends an agent that was going somewhere to the countertops it has not visited yet,
+/// and "prefer: take" makes one that picks something up pick up what the lesson names first: the prompt's lessons
+/// change what it does and how often it wins, which is what a reflector must learn to write.
 #[derive(Debug, Clone)]
 pub struct LessonFollower<A> {
     fallback: A,
@@ -341,9 +343,21 @@ pub fn parse_lessons(system_prompt: &str) -> Vec<String> {
         .collect()
 }
 
-/// The first admissible action containing the earliest matching lesson.
-fn lesson_action<'s>(lessons: &[String], admissible: &'s [Action]) -> Option<&'s Action> {
-    lessons.iter().find_map(|lesson| admissible.iter().find(|a| a.as_str().to_lowercase().contains(lesson.as_str())))
+/// An action's verb: its first word.
+fn verb(action: &str) -> &str {
+    action.split_whitespace().next().unwrap_or("")
+}
+
+/// The admissible action with `chosen`'s verb that the earliest matching lesson picks: the first not in `taken`,
+/// else the first; `None` when no lesson matches an action with that verb.
+fn lesson_action<'s>(lessons: &[String], admissible: &'s [Action], chosen: &str, taken: &[&str]) -> Option<&'s Action> {
+    let verb = verb(chosen);
+    let same_verb: Vec<&Action> = admissible.iter().filter(|a| self::verb(a.as_str()) == verb).collect();
+    lessons.iter().find_map(|lesson| {
+        let matching: Vec<&Action> =
+            same_verb.iter().copied().filter(|a| a.as_str().to_lowercase().contains(lesson.as_str())).collect();
+        matching.iter().find(|a| !taken.contains(&a.as_str())).or(matching.first()).copied()
+    })
 }
 
 impl<A: Actor> PromptFollower for LessonFollower<A> {
@@ -373,9 +387,14 @@ impl<A: Actor> Actor for LessonActor<'_, A> {
         Ok(views
             .iter()
             .zip(fallback)
-            .map(|(view, decided)| match lesson_action(&self.lessons, &view.state.admissible_actions) {
-                Some(action) => Some(Decision::action(action.clone())),
-                None => decided,
+            .map(|(view, decided)| {
+                let decision = decided?;
+                let taken: Vec<&str> = view.state.history.iter().map(|h| h.action.as_str()).collect();
+                let admissible = &view.state.admissible_actions;
+                Some(match lesson_action(&self.lessons, admissible, decision.action.as_str(), &taken) {
+                    Some(action) => Decision::action(action.clone()),
+                    None => decision,
+                })
             })
             .collect())
     }
@@ -386,17 +405,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lessons_are_the_prefer_lines_in_order() {
+    fn lessons_are_the_prefer_lines_in_order_and_refine_a_verb() {
         let prompt = "Be careful.\nprefer: take\n  prefer:   Go  to Countertop \nprefer:\nnot a lesson: put";
         assert_eq!(parse_lessons(prompt), ["take", "go to countertop"]);
-        let admissible: Vec<Action> = ["go to countertop 1", "take apple 1 from table 1", "go to countertop 2"]
-            .into_iter()
-            .map(Action::from)
-            .collect();
+        let admissible: Vec<Action> =
+            ["go to countertop 1", "take apple 1 from table 1", "go to countertop 2", "go to fridge 1"]
+                .into_iter()
+                .map(Action::from)
+                .collect();
         let lessons = parse_lessons(prompt);
-        assert_eq!(lesson_action(&lessons, &admissible).unwrap().as_str(), "take apple 1 from table 1");
-        assert_eq!(lesson_action(&lessons[1..], &admissible).unwrap().as_str(), "go to countertop 1");
-        assert!(lesson_action(&["open".into()], &admissible).is_none());
+        let pick = |chosen: &str, taken: &[&str]| {
+            lesson_action(&lessons, &admissible, chosen, taken).map(|a| a.as_str().to_owned())
+        };
+        // Within the fallback's verb only: a `go` becomes the lesson's countertop, a `take` the lesson's take.
+        assert_eq!(pick("go to fridge 1", &[]).as_deref(), Some("go to countertop 1"));
+        assert_eq!(pick("take apple 1 from table 1", &[]).as_deref(), Some("take apple 1 from table 1"));
+        // Actions not taken yet first.
+        assert_eq!(pick("go to fridge 1", &["go to countertop 1"]).as_deref(), Some("go to countertop 2"));
+        assert_eq!(
+            pick("go to fridge 1", &["go to countertop 1", "go to countertop 2"]).as_deref(),
+            Some("go to countertop 1")
+        );
+        assert_eq!(pick("open fridge 1", &[]), None);
     }
 
     #[test]
