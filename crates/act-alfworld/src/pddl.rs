@@ -371,6 +371,15 @@ fn check_affordances(
             ("toggleable", class.toggleable()),
             ("sliceable", class.sliceable()),
         ];
+        // A movable container behaves as one (`examine` lists its contents) only where the game says so: checked
+        // even when the game states it for no object.
+        if holds("isreceptacleobject", id) != class.receptacle_object() {
+            return Err(format!(
+                "`(isReceptacleObject {id})` is {} but upstream's table says {class} is{} a movable receptacle",
+                holds("isreceptacleobject", id),
+                if class.receptacle_object() { "" } else { " not" }
+            ));
+        }
         for (predicate, expected) in table {
             if facts.contains_key(predicate) && holds(predicate, id) != expected {
                 return Err(format!(
@@ -500,6 +509,7 @@ pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
         init.push(format!("(objectType {id} {}type)", o.class.name()));
         let c = o.class;
         for (predicate, holds) in [
+            ("isReceptacleObject", c.receptacle_object()),
             ("pickupable", c.pickupable()),
             ("heatable", c.heatable()),
             ("coolable", c.coolable()),

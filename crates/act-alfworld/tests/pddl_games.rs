@@ -86,6 +86,7 @@ fn what_the_native_world_cannot_represent_is_refused_by_name() {
     refused(&format!("(objectType {mug} MugType)"), &format!("(objectType {mug} HousePlantType)"), "`houseplant`");
     refused("(:init", &format!("(:init (isHot {apple})"), "ishot");
     refused(&format!("(openable {cabinet})"), "", "openable");
+    refused(&format!("(isReceptacleObject {mug})"), "", "isReceptacleObject");
     refused("(canContain CounterTopType AppleType)", "", "canContain countertop apple");
     refused(&format!("(inReceptacle {apple} {counter})"), "", "in no receptacle");
     // Malformed files.

@@ -55,6 +55,7 @@
         (objectType Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30 MugType)
         (pickupable Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40)
         (pickupable Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30)
+        (isReceptacleObject Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30)
         (heatable Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40)
         (coolable Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40)
         (cleanable Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40)
