@@ -281,6 +281,9 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
         }
     }
 
+    // Upstream numbers the locations the game's facts use: a declared location no fact names is not counted.
+    let referenced: BTreeSet<&str> = facts.values().flatten().flatten().map(String::as_str).collect();
+    let location_ids: Vec<String> = location_ids.into_iter().filter(|l| referenced.contains(l.as_str())).collect();
     let numbers = demangled_numbers(receptacle_ids.iter().chain(&object_ids).chain(&location_ids).map(String::as_str));
     let receptacle_type = pairs("receptacletype");
     let at_location = pairs("receptacleatlocation");
