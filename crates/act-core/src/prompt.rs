@@ -413,11 +413,11 @@ impl Prompter {
         self.hint.render(|_| entries.clone())
     }
 
-    /// The critic's prompt for a failed episode (ICRL): its task and final score, and every step's observation
-    /// (cut at [`PromptConfig::critique_observation_chars`] characters) and action, numbered from 1.
-    pub fn critique(&self, episode: &Trajectory) -> String {
+    /// Every step of `episode` as `critique_step` renders it, numbered from 1, observations cut at
+    /// [`PromptConfig::critique_observation_chars`] characters (the critic's and the reflector's view).
+    fn episode_steps(&self, episode: &Trajectory) -> String {
         let limit = self.config.critique_observation_chars;
-        let steps: String = episode
+        episode
             .steps
             .iter()
             .enumerate()
@@ -428,7 +428,13 @@ impl Prompter {
                     _ => step.action.to_string(),
                 })
             })
-            .collect();
+            .collect()
+    }
+
+    /// The critic's prompt for a failed episode (ICRL): its task and final score, and every step's observation
+    /// (cut at [`PromptConfig::critique_observation_chars`] characters) and action, numbered from 1.
+    pub fn critique(&self, episode: &Trajectory) -> String {
+        let steps = self.episode_steps(episode);
         self.critique.render(|name| match name {
             "environment" => self.config.environment.clone(),
             "task" => episode.task.clone(),
@@ -458,23 +464,11 @@ impl Prompter {
     /// assert!(prompt.ends_with("IMPROVED PROMPT: the new instructions alone."));
     /// ```
     pub fn reflector(&self, system_prompt: &str, episodes: &[Trajectory]) -> String {
-        let limit = self.config.critique_observation_chars;
         let rendered: String = episodes
             .iter()
             .enumerate()
             .map(|(e, episode)| {
-                let steps: String = episode
-                    .steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, step)| {
-                        self.critique_step.render(|name| match name {
-                            "index" => (i + 1).to_string(),
-                            "observation" => cut_chars(step.observation.as_str(), limit).to_owned(),
-                            _ => step.action.to_string(),
-                        })
-                    })
-                    .collect();
+                let steps = self.episode_steps(episode);
                 self.reflector_episode.render(|name| match name {
                     "index" => (e + 1).to_string(),
                     "task" => episode.task.clone(),
