@@ -58,8 +58,14 @@ impl Expert {
         match command {
             Command::GoTo { receptacle } => {
                 self.opened_here = None;
-                if world.accessible(receptacle) {
-                    self.reveal(world, receptacle);
+                // What the agent sees on arrival: the receptacle it went to, and the open receptacles and
+                // surfaces sharing its location.
+                for r in
+                    world.here_receptacles().filter(|&r| r == receptacle || world.accessible(r)).collect::<Vec<_>>()
+                {
+                    if world.accessible(r) {
+                        self.reveal(world, r);
+                    }
                 }
             }
             Command::Open { receptacle } => {
@@ -119,9 +125,7 @@ impl Expert {
                 _ => flags.clean,
             };
             if !done {
-                if let Some(at) = state.agent
-                    && scene.receptacles[at].class == appliance
-                {
+                if let Some(at) = world.here_receptacles().find(|&r| scene.receptacles[r].class == appliance) {
                     return Some(match goal.task_type {
                         TaskType::PickHeatThenPlaceInRecep => Command::Heat { object: held, receptacle: at },
                         TaskType::PickCoolThenPlaceInRecep => Command::Cool { object: held, receptacle: at },
@@ -143,9 +147,10 @@ impl Expert {
                 (0..scene.objects.len()).find(|&o| o != held && scene.objects[o].class == goal.object && in_parent(o))
             })
             .flatten();
-        let destination = match (placed_twin.map(|o| state.places[o]), state.agent) {
+        let here_parent = world.here_receptacles().find(|&r| scene.receptacles[r].class == parent);
+        let destination = match (placed_twin.map(|o| state.places[o]), here_parent) {
             (Some(Place::In(r)), _) => r,
-            (_, Some(at)) if scene.receptacles[at].class == parent => at,
+            (_, Some(at)) => at,
             // Upstream searches the receptacles of that class last-listed first.
             _ => scene.receptacles.iter().rposition(|r| r.class == parent)?,
         };
@@ -153,7 +158,7 @@ impl Expert {
     }
 
     fn put_into(&self, world: &World, object: usize, receptacle: usize) -> Command {
-        if world.state().agent != Some(receptacle) {
+        if !world.here(receptacle) {
             Command::GoTo { receptacle }
         } else if !world.accessible(receptacle) {
             Command::Open { receptacle }
@@ -189,31 +194,41 @@ impl Expert {
                     Place::In(r) => !(exclude_done && Some(scene.receptacles[r].class) == goal.receptacle),
                 }
         };
-        let here = state.agent;
-        if let Some(at) = here
-            && world.accessible(at)
-            && let Some(object) = world.contents(at).find(|&o| candidate(o))
-        {
-            return if class.toggleable() { Command::Use { object } } else { Command::Take { object, receptacle: at } };
+        // Within reach: the receptacles at the agent's location (the one it went to first).
+        let mut here: Vec<usize> = world.here_receptacles().collect();
+        if let Some(at) = state.agent {
+            here.retain(|&r| r != at);
+            here.insert(0, at);
+        }
+        for &at in &here {
+            if world.accessible(at)
+                && let Some(object) = world.contents(at).find(|&o| candidate(o))
+            {
+                let command =
+                    if class.toggleable() { Command::Use { object } } else { Command::Take { object, receptacle: at } };
+                return command;
+            }
         }
         let known = (0..scene.objects.len())
             .filter(|&o| candidate(o))
             .filter_map(|o| self.seen[o].map(|(r, tick)| (tick, std::cmp::Reverse(o), r)))
             .max()
             .map(|(_, _, r)| r);
-        if let Some(at) = here {
+        for &at in &here {
             if known == Some(at) || (!self.checked[at] && !world.accessible(at)) {
                 return Command::Open { receptacle: at };
             }
+        }
+        for &at in &here {
             if self.opened_here == Some(at) && state.open[at] {
                 return Command::Close { receptacle: at };
             }
         }
-        if let Some(receptacle) = known {
+        if let Some(receptacle) = known.filter(|&r| !world.here(r)) {
             return Command::GoTo { receptacle };
         }
-        let unchecked = self.search_order(world, class).find(|&r| !self.checked[r] && Some(r) != here);
-        let receptacle = unchecked.or_else(|| self.search_order(world, class).find(|&r| Some(r) != here)).unwrap_or(0);
+        let unchecked = self.search_order(world, class).find(|&r| !self.checked[r] && !world.here(r));
+        let receptacle = unchecked.or_else(|| self.search_order(world, class).find(|&r| !world.here(r))).unwrap_or(0);
         Command::GoTo { receptacle }
     }
 

@@ -5,10 +5,11 @@
 //! `_bar_` (plus `basin` for the sink and bathtub basins), lower-cased; within a class, ids in sorted order get the
 //! numbers from the highest down to 1. Locations are numbered the same way (grammar 0.3's `loc N`).
 //!
-//! What the native world cannot represent yet is refused with an error that names the file and the fact: two
-//! receptacles at one location, an object inside a movable receptacle (`inReceptacleObject`), a class outside the
-//! native vocabulary, a state flag set at the start, and affordance facts (`openable`, `pickupable`, `canContain`,
-//! ...) that disagree with upstream's class tables the native world uses.
+//! Several receptacles may share a location (the native world reaches them all from there, as upstream does). What
+//! the native world cannot represent yet is refused with an error that names the file and the fact: an object inside
+//! a movable receptacle (`inReceptacleObject`), a class outside the native vocabulary, a state flag set at the start,
+//! and affordance facts (`openable`, `pickupable`, `canContain`, `isReceptacleObject`, ...) that disagree with
+//! upstream's class tables the native world uses.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -289,7 +290,6 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
     let at_location = pairs("receptacleatlocation");
     let mut receptacles = Vec::new();
     let mut receptacle_index: BTreeMap<String, usize> = BTreeMap::new();
-    let mut seen_locations: BTreeMap<String, String> = BTreeMap::new();
     let mut listed: Vec<(ReceptacleClass, u16, u16, String)> = Vec::new();
     for id in &receptacle_ids {
         let class_name = receptacle_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
@@ -297,12 +297,6 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
             .ok_or_else(|| format!("receptacle `{id}`: class `{class_name}` is not in the native vocabulary"))?;
         shown_as(id, class.name())?;
         let location = at_location.get(id).ok_or_else(|| format!("receptacle `{id}` has no `receptacleAtLocation`"))?;
-        if let Some(other) = seen_locations.insert(location.clone(), id.clone()) {
-            return Err(format!(
-                "receptacles `{other}` and `{id}` share location `{location}`: the native world has one receptacle per \
-                 location"
-            ));
-        }
         let location_number = *numbers
             .get(location)
             .ok_or_else(|| format!("receptacle `{id}` is at `{location}`, which is not a declared location"))?;

@@ -37,7 +37,7 @@ pub struct ObjectState {
 /// equal states behave identically.
 ///
 /// Preconditions and effects follow upstream's PDDL domain (`alfworld/data/alfred.pddl`) as the
-/// TextWorld engine grounds it: one receptacle per location; `take` needs empty hands and an open
+/// TextWorld engine grounds it: every receptacle at the agent's location is within reach; `take` needs empty hands and an open
 /// receptacle if openable; `put` needs an open receptacle that `canContain` the object; heat, cool
 /// and clean work with the appliance closed and leave the object in hand; `use` needs the lamp at
 /// the agent's location; `slice` needs a held knife and the object at the location (even behind a
@@ -50,7 +50,8 @@ pub struct WorldState {
     pub places: Vec<Place>,
     /// Each object's flags.
     pub objects: Vec<ObjectState>,
-    /// The receptacle the agent stands at; `None` in the middle of the room.
+    /// The receptacle the agent went to last (it stands at its location, with every receptacle there); `None` in
+    /// the middle of the room.
     pub agent: Option<usize>,
     /// The held object.
     pub held: Option<usize>,
@@ -182,6 +183,18 @@ impl World {
         command.text(&self.names, self.grammar)
     }
 
+    /// Whether `receptacle` is where the agent stands: at the location of the receptacle it went to last (upstream
+    /// puts several receptacles at one location in real games; all of them are then within reach).
+    pub fn here(&self, receptacle: usize) -> bool {
+        let location = |r: usize| self.scene.receptacles[r].location;
+        self.state.agent.is_some_and(|at| location(at) == location(receptacle))
+    }
+
+    /// The receptacles where the agent stands, in listing order (none in the middle of the room).
+    pub fn here_receptacles(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.scene.receptacles.len()).filter(|&r| self.here(r))
+    }
+
     /// Whether the receptacle's inside can be seen and reached (not openable, or open).
     pub fn accessible(&self, receptacle: usize) -> bool {
         !self.scene.receptacles[receptacle].class.openable() || self.state.open[receptacle]
@@ -228,9 +241,17 @@ impl World {
         let names = &self.names;
         match command {
             Command::Look => match self.state.agent {
-                Some(r) => {
+                Some(_) => {
+                    // Every receptacle at the location, in listing order: "the a, b, and c" (upstream's list
+                    // without articles; two read "the a, and b").
                     out.push_str("You are facing the ");
-                    out.push_str(&names.receptacles[r]);
+                    let here: Vec<usize> = self.here_receptacles().collect();
+                    for (i, &r) in here.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(if i + 1 == here.len() { ", and " } else { ", " });
+                        }
+                        out.push_str(&names.receptacles[r]);
+                    }
                     out.push_str(". Next to it, you see nothing.");
                 }
                 None => out.push_str("You are in the middle of a room. Looking quickly around you, you see nothing."),
@@ -376,12 +397,11 @@ impl World {
             }),
             TaskType::LookAtObjInLight => {
                 let holding = self.state.held.is_some_and(|h| objects[h].class == goal.object);
-                let lit = self.state.agent.is_some_and(|at| {
-                    (0..objects.len()).any(|o| {
-                        Some(objects[o].class) == goal.lamp
-                            && self.state.objects[o].toggled
-                            && self.state.places[o] == Place::In(at)
-                    })
+                // A toggled lamp in a receptacle at the agent's location (the PDDL goal's `receptacleAtLocation`).
+                let lit = (0..objects.len()).any(|o| {
+                    Some(objects[o].class) == goal.lamp
+                        && self.state.objects[o].toggled
+                        && matches!(self.state.places[o], Place::In(r) if self.here(r))
                 });
                 holding && lit
             }
@@ -399,7 +419,7 @@ impl World {
         }
         let state = &self.state;
         for (r, receptacle) in self.scene.receptacles.iter().enumerate() {
-            if state.agent == Some(r) {
+            if self.here(r) {
                 push(&mut keyed, Command::ExamineReceptacle { receptacle: r });
                 if receptacle.class.openable() {
                     push(
@@ -411,7 +431,7 @@ impl World {
                 push(&mut keyed, Command::GoTo { receptacle: r });
             }
         }
-        if let Some(at) = state.agent {
+        for at in self.here_receptacles() {
             let class = self.receptacle_class(at);
             let accessible = self.accessible(at);
             let held_class = state.held.map(|h| self.scene.objects[h].class);
