@@ -5,10 +5,11 @@
 //! `_bar_` (plus `basin` for the sink and bathtub basins), lower-cased; within a class, ids in sorted order get the
 //! numbers from the highest down to 1. Locations are numbered the same way (grammar 0.3's `loc N`).
 //!
-//! Several receptacles may share a location (the native world reaches them all from there, as upstream does). What
-//! the native world cannot represent yet is refused with an error that names the file and the fact: an object inside
-//! a movable receptacle (`inReceptacleObject`), a class outside the native vocabulary, a state flag set at the start,
-//! and affordance facts (`openable`, `pickupable`, `canContain`, `isReceptacleObject`, ...) that disagree with
+//! Several receptacles may share a location (the native world reaches them all from there, as upstream does), and
+//! objects may be inside movable receptacles (`inReceptacleObject`, static upstream: `examine` of the container lists
+//! them, and they lie in their receptacle like any other object). What
+//! the native world cannot represent yet is refused with an error that names the file and the fact: a class outside
+//! the native vocabulary, a state flag set at the start, and affordance facts (`openable`, `pickupable`, `canContain`, `isReceptacleObject`, ...) that disagree with
 //! upstream's class tables the native world uses.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -262,18 +263,7 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
             .map(|a| (a[0].clone(), a[1].clone()))
             .collect()
     };
-    for unsupported in [
-        "inreceptacleobject",
-        "ishot",
-        "iscool",
-        "isclean",
-        "issliced",
-        "istoggled",
-        "ison",
-        "opened",
-        "isopen",
-        "holds",
-    ] {
+    for unsupported in ["ishot", "iscool", "isclean", "issliced", "istoggled", "ison", "opened", "isopen", "holds"] {
         if let Some(example) = facts.get(unsupported).and_then(|f| f.first()) {
             return Err(format!(
                 "`({unsupported} {})`: the native world does not represent this at the start of a game yet",
@@ -324,10 +314,30 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
             .ok_or_else(|| format!("object `{id}` is in `{holder}`, which is not a declared receptacle"))?;
         objects.push(ObjectEntity { class, number: numbers[id], receptacle });
     }
-    objects.sort_by(|a, b| a.class.cmp(&b.class).then(b.number.cmp(&a.number)));
+    // Listing order; the contained pairs are found again by class and number.
+    let mut order: Vec<usize> = (0..objects.len()).collect();
+    order.sort_by(|&a, &b| objects[a].class.cmp(&objects[b].class).then(objects[b].number.cmp(&objects[a].number)));
+    let position: BTreeMap<usize, usize> = order.iter().enumerate().map(|(new, &old)| (old, new)).collect();
+    let objects: Vec<ObjectEntity> = order.iter().map(|&i| objects[i].clone()).collect();
+    let object_index: BTreeMap<&str, usize> =
+        object_ids.iter().enumerate().map(|(i, id)| (id.as_str(), position[&i])).collect();
+    let mut contained = Vec::new();
+    for pair in facts.get("inreceptacleobject").into_iter().flatten() {
+        let [inner, outer] = pair.as_slice() else {
+            return Err(format!("`(inReceptacleObject {})` needs an object and its container", pair.join(" ")));
+        };
+        let (Some(&o), Some(&c)) = (object_index.get(inner.as_str()), object_index.get(outer.as_str())) else {
+            return Err(format!("`(inReceptacleObject {inner} {outer})` names an undeclared object"));
+        };
+        if !objects[c].class.receptacle_object() {
+            return Err(format!("`(inReceptacleObject {inner} {outer})`: a {} holds nothing", objects[c].class));
+        }
+        contained.push((o, c));
+    }
+    contained.sort_unstable();
 
     check_affordances(&facts, &receptacles, &objects, &receptacle_ids, &object_ids, &receptacle_type, &object_type)?;
-    Ok(Scene { room: room_of(&receptacles), layout: 0, receptacles, objects, goal })
+    Ok(Scene { room: room_of(&receptacles), layout: 0, receptacles, objects, goal, contained })
 }
 
 /// The game's affordance facts must be what upstream's class tables (which the native world uses) say.
@@ -500,8 +510,10 @@ pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
         }
         receptacle_ids.push(id);
     }
+    let mut object_ids = Vec::new();
     for o in &scene.objects {
         let id = entity_id(o.class.name(), object_count[&o.class] - o.number as usize);
+        object_ids.push(id.clone());
         objects.push(format!("{id} - object"));
         init.push(format!("(objectType {id} {}type)", o.class.name()));
         let c = o.class;
@@ -521,6 +533,9 @@ pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
         let holder = &scene.receptacles[o.receptacle];
         init.push(format!("(inReceptacle {id} {})", receptacle_ids[o.receptacle]));
         init.push(format!("(objectAtLocation {id} {})", location_id(holder.location as usize)));
+    }
+    for &(inner, outer) in &scene.contained {
+        init.push(format!("(inReceptacleObject {} {})", object_ids[inner], object_ids[outer]));
     }
     for &r in &receptacle_classes {
         for &o in object_classes.iter().filter(|o| o.pickupable()) {

@@ -347,6 +347,12 @@ pub struct Scene {
     pub objects: Vec<ObjectEntity>,
     /// What to do.
     pub goal: Goal,
+    /// Objects inside movable receptacles, as upstream's games state them (`inReceptacleObject`): pairs of (object,
+    /// container), indices into [`Scene::objects`]. Upstream's domain never changes these facts, so `examine` of a
+    /// container lists the same objects whatever happens; the objects themselves lie in their receptacle like any
+    /// other. The procedural scenes have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contained: Vec<(usize, usize)>,
 }
 
 /// How many instances of the target class a goal may need.
@@ -405,7 +411,7 @@ impl Scene {
             objects.push(ObjectEntity { class: lamp, number: 1, receptacle });
         }
         objects.sort_by(|a, b| a.class.cmp(&b.class).then(b.number.cmp(&a.number)));
-        Some(Scene { room: layout.room, layout: layout.number, receptacles, objects, goal })
+        Some(Scene { room: layout.room, layout: layout.number, receptacles, objects, goal, contained: Vec::new() })
     }
 }
 

@@ -91,13 +91,20 @@ pub struct ObjectLook {
 
 /// Appends the reply to `examine O`, testing upstream's conditions in upstream's order (so a hot
 /// mug is still "a normal mug", and a cool object alone is "cold" but "cool and clean" with clean).
-pub fn push_object_examination(out: &mut String, object: &str, look: ObjectLook) {
+pub fn push_object_examination<'a>(
+    out: &mut String,
+    object: &str,
+    look: ObjectLook,
+    contents: impl IntoIterator<Item = &'a str>,
+) {
     let ObjectLook { receptacle_object, clean, hot, cool, sliced, toggleable, toggled, sliceable } = look;
     let state = if receptacle_object {
         out.push_str("This is a normal ");
         out.push_str(object);
-        // Nothing is ever put inside a movable container in the text world.
-        out.push_str(". In it, you see nothing.");
+        // What the game put inside at the start (`inReceptacleObject`, which no action changes upstream).
+        out.push_str(". In it, you see ");
+        push_list(out, contents);
+        out.push('.');
         return;
     } else if clean && hot && sliced {
         "hot and clean sliced"
@@ -191,8 +198,12 @@ mod tests {
         ];
         for (look, expected) in cases {
             let mut s = String::new();
-            push_object_examination(&mut s, "apple 1", look);
+            push_object_examination(&mut s, "apple 1", look, []);
             assert_eq!(s, expected);
         }
+        let mut s = String::new();
+        let container = ObjectLook { receptacle_object: true, ..Default::default() };
+        push_object_examination(&mut s, "bowl 1", container, ["apple 2", "egg 1"]);
+        assert_eq!(s, "This is a normal bowl 1. In it, you see a apple 2, and a egg 1.");
     }
 }

@@ -370,7 +370,11 @@ impl World {
                     toggled: s.toggled,
                     sliceable: class.sliceable(),
                 };
-                text::push_object_examination(&mut out, &names.objects[object], look);
+                let inside = self.scene.contained.iter().filter(|(_, c)| *c == object).map(|(o, _)| *o);
+                let mut inside: Vec<usize> = inside.collect();
+                inside.sort_unstable();
+                let contents = inside.into_iter().map(|o| names.objects[o].as_str());
+                text::push_object_examination(&mut out, &names.objects[object], look, contents);
             }
         }
         self.rebuild_admissible();

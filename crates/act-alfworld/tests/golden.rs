@@ -37,6 +37,7 @@ fn kitchen() -> Scene {
             lamp: None,
             phrasing: 0,
         },
+        contained: Vec::new(),
     }
 }
 
@@ -54,6 +55,7 @@ fn bedroom() -> Scene {
             lamp: Some(O::DeskLamp),
             phrasing: 1,
         },
+        contained: Vec::new(),
     }
 }
 

@@ -69,6 +69,46 @@ fn receptacles_sharing_a_location_are_all_within_reach_there() {
 }
 
 #[test]
+fn an_object_inside_a_movable_receptacle_is_listed_by_it_and_lies_in_its_receptacle() {
+    // The real engine (probed with this game's mug moved to the countertop and the apple put in it): the apple is
+    // on the countertop beside the mug and taken from there; `examine mug 1` lists it wherever either goes, since
+    // upstream's domain never changes `inReceptacleObject`.
+    let (pddl, traj) = apple_game();
+    let apple = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
+    let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
+    let dining = "DiningTable_bar__plus_01_dot_10_bar__plus_00_dot_75_bar__minus_00_dot_30";
+    let counter = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
+    let inside = pddl
+        .replace(
+            &format!("(inReceptacle {mug} {dining})"),
+            &format!("(inReceptacle {mug} {counter}) (inReceptacleObject {apple} {mug})"),
+        )
+        .replace(
+            &format!("(objectAtLocation {mug} loc_bar_4_bar_0_bar_1_bar_60)"),
+            &format!("(objectAtLocation {mug} loc_bar__minus_4_bar_1_bar_3_bar_30)"),
+        );
+    let scene = scene_from_pddl(&inside, &traj).unwrap();
+    assert_eq!(scene.contained, [(0, 1)], "apple 1 (object 0) in mug 1 (object 1)");
+    let mut world = World::new(scene, GrammarVersion::V03);
+    let script = [
+        ("go to countertop 1", "You arrive at loc 4. On the countertop 1, you see a apple 1, and a mug 1."),
+        ("take mug 1 from countertop 1", "You pick up the mug 1 from the countertop 1."),
+        ("examine mug 1", "This is a normal mug 1. In it, you see a apple 1."),
+        ("examine countertop 1", "On the countertop 1, you see a apple 1."),
+        ("go to diningtable 1", "You arrive at loc 7. On the diningtable 1, you see nothing."),
+        ("put mug 1 in/on diningtable 1", "You put the mug 1 in/on the diningtable 1."),
+        ("go to countertop 1", "You arrive at loc 4. On the countertop 1, you see a apple 1."),
+        ("take apple 1 from countertop 1", "You pick up the apple 1 from the countertop 1."),
+    ];
+    for (command, expected) in script {
+        assert_eq!(world.execute(command).map(|(_, f)| f).as_deref(), Some(expected), "{command}");
+    }
+    // Written back, the pair survives.
+    let (pddl, traj) = act_alfworld::scene_to_pddl(world.scene(), "t");
+    assert_eq!(scene_from_pddl(&pddl, &traj).unwrap().contained, [(0, 1)]);
+}
+
+#[test]
 fn locations_no_fact_names_are_not_numbered() {
     // The real engine numbers only the locations the game's facts use (found by moving a receptacle to another's
     // location in the real engine: the vacated location dropped out of the numbering).
@@ -114,10 +154,11 @@ fn refused(from: &str, to: &str, expected: &str) {
 fn what_the_native_world_cannot_represent_is_refused_by_name() {
     let cabinet = "Cabinet_bar__minus_01_dot_50_bar__plus_00_dot_40_bar__plus_00_dot_90";
     let counter = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
-    // An object inside a movable receptacle.
+    // Only a movable receptacle holds objects.
     let apple = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
     let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
-    refused("(:init", &format!("(:init (inReceptacleObject {apple} {mug})"), "inreceptacleobject");
+    refused("(:init", &format!("(:init (inReceptacleObject {mug} {apple})"), "holds nothing");
+    refused("(:init", &format!("(:init (inReceptacleObject {apple} mug_bar_9)"), "undeclared");
     // A class outside the vocabulary, a state flag at the start, affordances off the table.
     refused(&format!("(objectType {mug} MugType)"), &format!("(objectType {mug} HousePlantType)"), "`houseplant`");
     refused("(:init", &format!("(:init (isHot {apple})"), "ishot");
