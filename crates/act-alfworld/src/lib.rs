@@ -27,11 +27,11 @@
 //! Same as upstream: every feedback string, list formatting, entity numbering and listing order,
 //! admissible commands (sorted, de-duplicated), "Nothing happens." for anything else (no state
 //! change, no step used), the six task types with both goal phrasings, the PDDL preconditions and
-//! effects, won/score/done, several receptacles at one location in loaded games. Different: scenes are procedural
-//! rooms from upstream's vocabulary by default, one receptacle per location; upstream's game files play where they
-//! fit ([`load_scene`], [`AlfworldConfig::game_dir`], checked step by step against the real engine); nothing is ever
-//! inside a movable container (bowl, mug, ...); the expert reads sub-goal progress from the state and is
-//! deterministic. See the crate README.
+//! effects, won/score/done, several receptacles at one location and objects inside movable containers in loaded
+//! games. Different: scenes are procedural rooms from upstream's vocabulary by default, one receptacle per location
+//! and nothing inside a container; upstream's game files play where they fit ([`load_scene`],
+//! [`AlfworldConfig::game_dir`], checked step by step against the real engine); the expert reads sub-goal progress
+//! from the state and is deterministic. See the crate README.
 //!
 //! # Training-data augmentation
 //! [`InstanceRenaming`] renames objects' instance numbers (`tomato 3` → `tomato 1`) consistently over an episode, so that a
