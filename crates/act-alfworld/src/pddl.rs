@@ -244,14 +244,16 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
     let mut facts: BTreeMap<String, Vec<Vec<String>>> = BTreeMap::new();
     for fact in &init[1..] {
         let items = fact.list().ok_or("an atom inside `:init`")?;
+        // Numeric fluents (`(= (total-cost) 0)`, `(= (distance a b) 3)`: the domain's action costs) and negations
+        // say nothing the text world shows.
+        if matches!(fact.head().as_deref(), Some("=" | "not")) {
+            continue;
+        }
         let words: Vec<String> = items
             .iter()
             .map(|s| s.atom().map(str::to_lowercase).ok_or("a nested list inside an `:init` fact"))
             .collect::<Result<_, _>>()?;
         let (predicate, arguments) = words.split_first().ok_or("an empty `:init` fact")?;
-        if predicate == "not" {
-            continue;
-        }
         facts.entry(predicate.clone()).or_default().push(arguments.to_vec());
     }
     let pairs = |predicate: &str| -> BTreeMap<String, String> {

@@ -109,6 +109,17 @@ fn an_object_inside_a_movable_receptacle_is_listed_by_it_and_lies_in_its_recepta
 }
 
 #[test]
+fn action_costs_in_the_initial_state_are_ignored() {
+    let (pddl, traj) = apple_game();
+    let costs = pddl.replacen(
+        "(:init",
+        "(:init (= (total-cost) 0) (= (distance loc_bar_4_bar_0_bar_1_bar_60 loc_bar__minus_2_bar_5_bar_0_bar_45) 7)",
+        1,
+    );
+    assert_eq!(scene_from_pddl(&costs, &traj).unwrap(), scene_from_pddl(&pddl, &traj).unwrap());
+}
+
+#[test]
 fn locations_no_fact_names_are_not_numbered() {
     // The real engine numbers only the locations the game's facts use (found by moving a receptacle to another's
     // location in the real engine: the vacated location dropped out of the numbering).
