@@ -54,6 +54,8 @@ fn toy_config() -> ExperimentConfig {
                 vocab_size: 400,
                 qk_norm_gain: None,
                 pre_tokenization: Default::default(),
+                sliding_window: None,
+                max_window_layers: None,
             },
             base: sft.clone(),
             base_episodes: 4,
@@ -651,15 +653,15 @@ fn lora_stages_train_adapters_only_and_save_them_in_peft_layout() {
 /// master weights.
 #[test]
 fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
-    use act_examples::config::FloatPrecision;
     use act_examples::stages::{StageRun, StartFrom, load_model, load_model_as, model_dir};
+    use act_grpo::ComputeDtype;
     use act_model::lora::LoraConfig;
     use act_model::{Qwen3, Qwen3Config};
     use burn::prelude::*;
 
     let (context, sft, rl) = lora_stage_material();
     let f32_training = TrainingConfig { checkpoint_every: 0, max_length: 512, ..TrainingConfig::default() };
-    let bf16_training = TrainingConfig { float_dtype: FloatPrecision::Bf16, ..f32_training.clone() };
+    let bf16_training = TrainingConfig { float_dtype: ComputeDtype::Bf16, ..f32_training.clone() };
     let dir = tempfile::tempdir().unwrap();
     // One closure per precision: a closure cannot take a reference of any lifetime, and both configs outlive it.
     let stage_with = |training| {
@@ -699,7 +701,7 @@ fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
             .collect()
     };
     let base_f32 = weights(&load_model(&base_dir, &device).unwrap());
-    let base_bf16 = load_model_as(&base_dir, &device, FloatPrecision::Bf16).unwrap();
+    let base_bf16 = load_model_as(&base_dir, &device, ComputeDtype::Bf16).unwrap();
     assert_eq!(base_bf16.float_dtype(), burn::tensor::DType::BF16);
     let base_bf16 = weights(&base_bf16);
     assert_ne!(base_bf16[1], base_f32[1], "the cast rounds");
@@ -722,7 +724,7 @@ fn bf16_lora_stages_keep_the_base_in_bf16_and_train_the_adapters() {
 
     // Half precision validates with a preset, with or without LoRA.
     let half = |training: TrainingConfig| ExperimentConfig { training, ..ExperimentConfig::default() }.validate();
-    let preset = TrainingConfig { float_dtype: FloatPrecision::Bf16, ..TrainingConfig::default() };
+    let preset = TrainingConfig { float_dtype: ComputeDtype::Bf16, ..TrainingConfig::default() };
     half(preset.clone()).unwrap();
     let checkpoint = ModelSource::Checkpoint { dir: base_dir.clone() };
     let lora = Some(LoraConfig::new(4, 8.0));

@@ -55,6 +55,8 @@ fn the_pipeline_runs_on_scienceworld() {
                 vocab_size: 400,
                 qk_norm_gain: None,
                 pre_tokenization: Default::default(),
+                sliding_window: None,
+                max_window_layers: None,
             },
             base: sft.clone(),
             base_episodes: 2,

@@ -79,14 +79,13 @@ impl PipelineArgs {
             config.pairs_from = self.pairs_from.clone();
         }
         if let Some(preset) = &self.preset {
-            let (vocab_size, qk_norm_gain, pre_tokenization) = match &config.training.model {
-                crate::config::ModelSource::Preset { vocab_size, qk_norm_gain, pre_tokenization, .. } => {
-                    (*vocab_size, *qk_norm_gain, *pre_tokenization)
-                }
-                crate::config::ModelSource::Checkpoint { .. } => (1024, None, Default::default()),
-            };
-            config.training.model =
-                crate::config::ModelSource::Preset { name: preset.clone(), vocab_size, qk_norm_gain, pre_tokenization };
+            // A preset keeps the configuration's other model settings; a checkpoint gives way to the defaults.
+            if matches!(config.training.model, crate::config::ModelSource::Checkpoint { .. }) {
+                config.training.model = crate::config::ModelSource::default();
+            }
+            if let crate::config::ModelSource::Preset { name, .. } = &mut config.training.model {
+                name.clone_from(preset);
+            }
         }
         if let Some(backend) = &self.backend {
             config.training.backend = backend.clone();

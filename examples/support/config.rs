@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use act_grpo::ScheduleKind;
+use act_grpo::{ComputeDtype, ScheduleKind};
 use serde::{Deserialize, Serialize};
 
 /// Where the initial policy comes from.
@@ -27,6 +27,14 @@ pub enum ModelSource {
         /// `named_numbers` keeps `shelf 3` one piece, see [`act_model::PreTokenization`]).
         #[serde(default, skip_serializing_if = "is_byte_level")]
         pre_tokenization: act_model::PreTokenization,
+        /// Sliding-window attention in the upper layers (`None`, as in every released Qwen3: full attention
+        /// everywhere): the layers after the first `max_window_layers` see only the last `sliding_window`
+        /// positions ([`act_model::Qwen3Config::sliding_window`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sliding_window: Option<usize>,
+        /// Leading layers that keep full attention when `sliding_window` is set (`None`: half the layers).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_window_layers: Option<usize>,
     },
     /// A Hugging Face Qwen3 checkpoint directory (`config.json`, safetensors, `tokenizer.json`): π₀ is the
     /// checkpoint as loaded, and there is no base stage.
@@ -51,6 +59,8 @@ impl Default for ModelSource {
             vocab_size: 1024,
             qk_norm_gain: None,
             pre_tokenization: act_model::PreTokenization::ByteLevel,
+            sliding_window: None,
+            max_window_layers: None,
         }
     }
 }
@@ -426,6 +436,17 @@ pub struct TrainingConfig {
     /// hint; 0 (the default) shows none. Only the plain action prompts get hints.
     #[serde(skip_serializing_if = "is_zero")]
     pub base_hint_fraction: f64,
+    /// The fraction of base-episode states that are also a sample of their own turn alone (the task and the
+    /// current observation, no earlier turns; a short sequence of its own beside the packed episode), drawn from
+    /// the seed; 0 (the default) adds none. A small model learns to match the task's object against what is in
+    /// view from such short prompts and then applies it under a long history, where alone it does not learn it
+    /// (docs/results.md, "Reading the task's object").
+    #[serde(skip_serializing_if = "is_zero")]
+    pub base_single_turn_fraction: f64,
+    /// The same for the IL data (the expert's training episodes and their renamed copies), so IL and ACT → IL
+    /// alike; 0 (the default) adds none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub il_single_turn_fraction: f64,
     /// Which two actions the base stage's coin-flip comparisons show; `random` (the default) or `expert_candidate`.
     #[serde(skip_serializing_if = "is_random_comparisons")]
     pub base_comparisons: BaseComparisons,
@@ -448,8 +469,8 @@ pub struct TrainingConfig {
     /// with_float_dtype`): `f32` (the default), `bf16` or `f16`. A stage with `lora` trains f32 adapters on the
     /// half-precision base; a stage without fine-tunes every weight on a half-precision working copy with f32
     /// master weights (`act_grpo::ComputeDtype`), and saves the f32 weights. Logits, log-probs and losses stay f32.
-    #[serde(skip_serializing_if = "FloatPrecision::is_f32")]
-    pub float_dtype: FloatPrecision,
+    #[serde(skip_serializing_if = "is_f32")]
+    pub float_dtype: ComputeDtype,
     /// On-line RL in the environment after IL and after ACT → IL; `None` (the default) runs none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub online: Option<OnlineRlConfig>,
@@ -502,33 +523,9 @@ impl Default for ReflectionConfig {
     }
 }
 
-/// The dtype models run in ([`TrainingConfig::float_dtype`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FloatPrecision {
-    /// 32-bit floats (the default).
-    #[default]
-    F32,
-    /// bfloat16: f32's range with 8 bits of mantissa.
-    Bf16,
-    /// IEEE half precision: 11 bits of mantissa, a range up to 65,504.
-    F16,
-}
-
-impl FloatPrecision {
-    /// Whether this is the default, f32.
-    pub fn is_f32(&self) -> bool {
-        *self == FloatPrecision::F32
-    }
-
-    /// Burn's dtype.
-    pub fn dtype(self) -> burn::tensor::DType {
-        match self {
-            FloatPrecision::F32 => burn::tensor::DType::F32,
-            FloatPrecision::Bf16 => burn::tensor::DType::BF16,
-            FloatPrecision::F16 => burn::tensor::DType::F16,
-        }
-    }
+/// Whether a training configuration's dtype is the default, f32 (for `skip_serializing_if`).
+fn is_f32(dtype: &ComputeDtype) -> bool {
+    dtype.is_f32()
 }
 
 /// Early Experience's implicit world modelling ([`crate::early`]): its data and its stage.
@@ -570,6 +567,8 @@ impl Default for TrainingConfig {
             base_episodes: 100,
             base_data: BaseData::Random,
             base_hint_fraction: 0.0,
+            base_single_turn_fraction: 0.0,
+            il_single_turn_fraction: 0.0,
             base_comparisons: BaseComparisons::Random,
             act: GrpoStageConfig { steps: 40, max_completion_tokens: 8, ..GrpoStageConfig::default() },
             il: SftStageConfig::default(),
@@ -577,7 +576,7 @@ impl Default for TrainingConfig {
             max_length: 768,
             checkpoint_every: 20,
             gradient_checkpointing: false,
-            float_dtype: FloatPrecision::F32,
+            float_dtype: ComputeDtype::F32,
             online: None,
             iwm: None,
             sr: None,
@@ -821,6 +820,11 @@ impl ExperimentConfig {
         }
         if !(0.0..=1.0).contains(&t.base_hint_fraction) {
             return Err(format!("training.base_hint_fraction must be in [0, 1], got {}", t.base_hint_fraction));
+        }
+        for (name, fraction) in [("base", t.base_single_turn_fraction), ("il", t.il_single_turn_fraction)] {
+            if !(0.0..=1.0).contains(&fraction) {
+                return Err(format!("training.{name}_single_turn_fraction must be in [0, 1], got {fraction}"));
+            }
         }
         if let Some(dagger) = &self.il_dagger
             && (dagger.games == 0 || !(0.0..=1.0).contains(&dagger.expert_prob))

@@ -349,7 +349,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
 
     // 0. Tokenizer and π₀.
     let s = Stage::start("0. tokenizer and initial policy π₀");
-    let base_data = match &t.model {
+    let mut single_turns = Vec::new();
+    let mut base_data = match &t.model {
         ModelSource::Preset { .. } => {
             let episodes = match t.base_data {
                 BaseData::Random => cached_jsonl(&dir.join("random_train.jsonl"), || {
@@ -386,6 +387,12 @@ pub fn run_experiment<F: EnvironmentFactory>(
             };
             let formats_per_state = t.base_data != BaseData::ExpertEpisodes;
             let episodes = crate::augment::renamed_trajectories(&episodes, config.renaming(), derive_seed(seed, 29));
+            single_turns = crate::stages::single_turn_samples(
+                &episodes,
+                &prompts.plain,
+                t.base_single_turn_fraction,
+                derive_seed(seed, 35),
+            );
             base_samples(
                 &episodes,
                 &prompts.plain,
@@ -403,6 +410,14 @@ pub fn run_experiment<F: EnvironmentFactory>(
     };
     let tokenizer =
         crate::stages::tokenizer_stage(dir, &t.model, || crate::stages::tokenizer_corpus(base_data.iter().chain(&il)))?;
+    // After the tokenizer: a single turn repeats text its episode already gave the tokenizer.
+    base_data.extend(single_turns);
+    il.extend(crate::stages::single_turn_samples(
+        &renamed_train,
+        &prompts.plain,
+        t.il_single_turn_fraction,
+        derive_seed(seed, 36),
+    ));
     let context = ModelContext { tokenizer, template: ChatTemplate::default(), backend };
     let models = dir.join("models");
     // The held-out learning curves: next-action accuracy on the first split's expert states from the start, critic
@@ -443,8 +458,13 @@ pub fn run_experiment<F: EnvironmentFactory>(
         probe: probe.as_ref(),
     };
     let base_dir = match &t.model {
-        ModelSource::Preset { name, qk_norm_gain, .. } => {
-            let shape = Qwen3Config::preset(name, context.tokenizer.vocab_size())?;
+        ModelSource::Preset { name, qk_norm_gain, sliding_window, max_window_layers, .. } => {
+            let mut shape = Qwen3Config::preset(name, context.tokenizer.vocab_size())?;
+            if let Some(window) = *sliding_window {
+                let full = max_window_layers.unwrap_or(shape.num_hidden_layers / 2);
+                shape = shape.with_sliding_window(window, full);
+                println!("  sliding window: {window} positions in layers {full}..{}", shape.num_hidden_layers);
+            }
             println!("  model: preset `{name}`, {} parameters", shape.num_parameters());
             let start = StartFrom::Fresh { shape, qk_norm_gain: qk_norm_gain.unwrap_or(1.0) };
             stage_run("base", start, derive_seed(seed, 4)).sft(&t.base, base_data)?;

@@ -25,7 +25,7 @@ use burn::prelude::Device;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{BaseComparisons, FloatPrecision, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
+use crate::config::{BaseComparisons, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
 
 /// The error type of the pipeline: every crate's errors, with context.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -94,7 +94,7 @@ pub fn load_model(dir: &Path, device: &Device) -> Result<Qwen3, BoxError> {
 }
 
 /// [`load_model`], in `precision` (checkpoints are stored in f32 and cast when loaded).
-pub fn load_model_as(dir: &Path, device: &Device, precision: FloatPrecision) -> Result<Qwen3, BoxError> {
+pub fn load_model_as(dir: &Path, device: &Device, precision: ComputeDtype) -> Result<Qwen3, BoxError> {
     let model = load_model(dir, device)?;
     Ok(if precision.is_f32() { model } else { model.with_float_dtype(precision.dtype())? })
 }
@@ -290,6 +290,24 @@ pub fn base_samples(
                     _ => sample.completion,
                 };
                 out.push(SftSample { id: format!("{id}/compare"), completion, ..sample });
+            }
+        }
+    }
+    out
+}
+
+/// A fraction `fraction` of the trajectories' states (each drawn from `seed`) as samples of their turn alone: the
+/// plain action prompt of the state without earlier steps, and the action taken there. In the conversation style
+/// that is the task line and the current observation, where the same state's turn inside its packed episode
+/// has the whole episode before it.
+pub fn single_turn_samples(trajectories: &[Trajectory], plain: &Prompter, fraction: f64, seed: u64) -> Vec<SftSample> {
+    let mut rng = rng_from_seed(seed);
+    let mut out = Vec::new();
+    for trajectory in trajectories {
+        for (state, action) in trajectory.states(0) {
+            if fraction > 0.0 && rng.random_bool(fraction) {
+                let id = format!("{}#{}/turn", state.task_id, state.step_index);
+                out.push(SftSample { id, prompt: plain.act(&state), completion: action_completion(action.as_str()) });
             }
         }
     }
@@ -580,11 +598,7 @@ impl StageRun<'_> {
     /// full fine-tuning under a half-precision `training.float_dtype`; f32 otherwise (LoRA adapters train in f32
     /// on the cast base of [`Self::start_model`]).
     pub(crate) fn compute_dtype(&self, lora: Option<&LoraConfig>) -> ComputeDtype {
-        match (self.training.float_dtype, lora) {
-            (FloatPrecision::Bf16, None) => ComputeDtype::Bf16,
-            (FloatPrecision::F16, None) => ComputeDtype::F16,
-            _ => ComputeDtype::F32,
-        }
+        if lora.is_none() { self.training.float_dtype } else { ComputeDtype::F32 }
     }
 
     pub fn sft(&self, stage: &SftStageConfig, samples: Vec<SftSample>) -> Result<StageRecord, BoxError> {
@@ -729,6 +743,30 @@ mod tests {
             tokenizer_corpus(&samples),
             ["go 1", "task: a\nroom go 1 then", "go 2", "task: b", "take", "task: a\nroom", "go 1"]
         );
+    }
+
+    #[test]
+    fn single_turn_samples_show_one_turn_and_the_action_taken_there() {
+        use crate::config::PromptStyle;
+        use crate::prompts::prompt_config;
+        use act_model::IM_END;
+        let factory = act_alfworld::AlfworldFactory::new(act_alfworld::AlfworldConfig::default().with_train_size(3));
+        let episodes = crate::pipeline::expert_trajectories(&factory, act_core::Split::Train, 3, 0).unwrap();
+        let plain = Prompter::new(prompt_config(PromptStyle::Conversation, "ALFWorld", false)).unwrap();
+        let states: Vec<(AgentState, Action)> =
+            episodes.iter().flat_map(|t| t.states(0)).map(|(s, a)| (s, a.clone())).collect();
+        assert!(single_turn_samples(&episodes, &plain, 0.0, 1).is_empty());
+        let all = single_turn_samples(&episodes, &plain, 1.0, 1);
+        assert_eq!(all.len(), states.len());
+        for (sample, (state, action)) in all.iter().zip(&states) {
+            assert!(sample.prompt.starts_with("task: ") && !sample.prompt.contains(IM_END), "{}", sample.prompt);
+            assert!(sample.prompt.ends_with(state.observation.as_str()));
+            assert_eq!(sample.completion, action_completion(action.as_str()));
+        }
+        let some = single_turn_samples(&episodes, &plain, 0.4, 1);
+        assert!(!some.is_empty() && some.len() < all.len(), "{} of {}", some.len(), all.len());
+        assert_eq!(some, single_turn_samples(&episodes, &plain, 0.4, 1), "seeded");
+        assert!(some.iter().all(|s| all.contains(s)));
     }
 
     #[test]

@@ -150,6 +150,43 @@ pub fn causal_bias(key_mask: &[bool], batch: usize, keys: usize, queries: usize,
     Tensor::from_data(TensorData::new(bias, [batch, 1, queries, keys]), device)
 }
 
+/// [`causal_bias`] for a sliding-window layer: query `i` also stops seeing keys `window` or more positions
+/// before its own. A key's position is its index among the real keys of its row, the rotary position every batch
+/// of this crate gives it (padding between the keys, as in a right-padded prompt followed by its completion, does
+/// not count), so the window matches a pass over the row's real tokens alone, as transformers' sliding-window mask
+/// (`kv_idx > q_idx - sliding_window`) computes it on an unpadded sequence.
+pub fn windowed_causal_bias(
+    key_mask: &[bool],
+    batch: usize,
+    keys: usize,
+    queries: usize,
+    window: usize,
+    device: &Device,
+) -> Tensor<4> {
+    debug_assert_eq!(key_mask.len(), batch * keys);
+    let offset = keys - queries;
+    let mut bias = vec![MASKED; batch * queries * keys];
+    let mut positions = vec![0usize; keys];
+    for b in 0..batch {
+        let row_mask = &key_mask[b * keys..(b + 1) * keys];
+        let mut count = 0;
+        for (slot, &real) in positions.iter_mut().zip(row_mask) {
+            *slot = count;
+            count += real as usize;
+        }
+        for i in 0..queries {
+            let query = offset + i;
+            let out = &mut bias[(b * queries + i) * keys..(b * queries + i + 1) * keys];
+            for (j, slot) in out.iter_mut().enumerate().take(query + 1) {
+                if row_mask[j] && positions[j] + window > positions[query] {
+                    *slot = 0.0;
+                }
+            }
+        }
+    }
+    Tensor::from_data(TensorData::new(bias, [batch, 1, queries, keys]), device)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +207,19 @@ mod tests {
         assert!(TokenBatch::from_sequences(&[], 0, PadSide::Left).is_err());
         assert!(TokenBatch::from_sequences(&[vec![1], vec![]], 0, PadSide::Left).is_err());
         assert!(TokenBatch::new(vec![1, 2], vec![true], 1, 2).is_err());
+    }
+
+    #[test]
+    fn windowed_bias_counts_real_keys_only() {
+        let device = Device::flex();
+        // Keys: a, b, pad, c, d; the two queries are c and d; a window of 2 positions.
+        let mask = [true, true, false, true, true];
+        let bias: Vec<f32> = windowed_causal_bias(&mask, 1, 5, 2, 2, &device).into_data().try_into_vec().unwrap();
+        // c (position 2) sees b (1) and itself; d (3) sees c and itself.
+        assert_eq!(bias, vec![MASKED, 0.0, MASKED, 0.0, MASKED, MASKED, MASKED, MASKED, 0.0, 0.0]);
+        let wide: Vec<f32> = windowed_causal_bias(&mask, 1, 5, 2, 100, &device).into_data().try_into_vec().unwrap();
+        let full: Vec<f32> = causal_bias(&mask, 1, 5, 2, &device).into_data().try_into_vec().unwrap();
+        assert_eq!(wide, full);
     }
 
     #[test]

@@ -40,6 +40,17 @@ pub struct Qwen3Config {
     pub bos_token_id: Option<u32>,
     /// End-of-sequence token id, if any.
     pub eos_token_id: Option<u32>,
+    /// Sliding-window attention, as Hugging Face's Qwen3 defines it (`use_sliding_window` with `sliding_window`):
+    /// `Some(w)` lets a query of the layers from [`max_window_layers`](Self::max_window_layers) on see only the
+    /// last `w` positions, itself included; `None` (every released Qwen3) attends over the whole sequence in every
+    /// layer. A short window in the upper layers keeps a decision made from the latest tokens from being averaged
+    /// over a long history, while the lower layers still read all of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sliding_window: Option<usize>,
+    /// How many leading layers attend over the whole sequence when `sliding_window` is set (Hugging Face's
+    /// `max_window_layers`); the layers after them use the window. 0 without a window.
+    #[serde(default)]
+    pub max_window_layers: usize,
 }
 
 impl Qwen3Config {
@@ -61,6 +72,8 @@ impl Qwen3Config {
             initializer_range: 0.02,
             bos_token_id: None,
             eos_token_id: None,
+            sliding_window: None,
+            max_window_layers: 0,
         }
     }
 
@@ -127,6 +140,8 @@ impl Qwen3Config {
             initializer_range: 0.02,
             bos_token_id: Some(151_643),
             eos_token_id: Some(151_645),
+            sliding_window: None,
+            max_window_layers: 0,
         }
     }
 
@@ -191,6 +206,20 @@ impl Qwen3Config {
         self
     }
 
+    /// Sets sliding-window attention: layers `full_layers..` see the last `window` positions, the first
+    /// `full_layers` the whole sequence.
+    #[must_use]
+    pub fn with_sliding_window(mut self, window: usize, full_layers: usize) -> Self {
+        self.sliding_window = Some(window);
+        self.max_window_layers = full_layers;
+        self
+    }
+
+    /// The attention window of layer `layer`: `Some(w)` for a sliding-window layer, `None` for full attention.
+    pub fn layer_window(&self, layer: usize) -> Option<usize> {
+        self.sliding_window.filter(|_| layer >= self.max_window_layers)
+    }
+
     /// Query heads per key/value head.
     pub fn group_size(&self) -> usize {
         self.num_attention_heads / self.num_key_value_heads.max(1)
@@ -239,6 +268,9 @@ impl Qwen3Config {
         }
         if !(self.rms_norm_eps.is_finite() && self.rms_norm_eps > 0.0) {
             return Err(ModelError::Config(format!("rms_norm_eps ({}) must be positive", self.rms_norm_eps)));
+        }
+        if self.sliding_window == Some(0) {
+            return Err(ModelError::Config("sliding_window must be positive".into()));
         }
         Ok(())
     }
@@ -289,7 +321,7 @@ impl Qwen3Config {
                 }
             }
         };
-        let config = Qwen3Config {
+        let mut config = Qwen3Config {
             vocab_size: usize_field("vocab_size")?,
             hidden_size,
             intermediate_size: usize_field("intermediate_size")?,
@@ -308,9 +340,31 @@ impl Qwen3Config {
             initializer_range: float_or("initializer_range", 0.02)?,
             bos_token_id: token_id(obj.get("bos_token_id")),
             eos_token_id: token_id(obj.get("eos_token_id")),
+            // transformers keeps `sliding_window` only with `use_sliding_window`.
+            sliding_window: if bool_or("use_sliding_window", false)? {
+                Some(usize_field("sliding_window")?)
+            } else {
+                None
+            },
+            max_window_layers: 0,
         };
-        if bool_or("use_sliding_window", false)? {
-            return Err(ModelError::Config("use_sliding_window = true is not supported".into()));
+        // The layer count only matters with a window (0 otherwise, as every preset has it, so that configs
+        // compare equal); transformers' default is 28.
+        if config.sliding_window.is_some() {
+            config.max_window_layers = match obj.get("max_window_layers") {
+                None | Some(Value::Null) => 28,
+                Some(_) => usize_field("max_window_layers")?,
+            };
+        }
+        if let Some(types) = obj.get("layer_types").filter(|v| !v.is_null()) {
+            let derived = config.layer_types();
+            if types.as_array().is_none_or(|t| t.len() != derived.len() || t.iter().zip(&derived).any(|(a, b)| a != b))
+            {
+                return Err(ModelError::Config(format!(
+                    "config.json: `layer_types` {types} is not supported (only full attention followed by sliding \
+                     window layers, as `use_sliding_window`, `sliding_window` and `max_window_layers` give: {derived:?})"
+                )));
+            }
         }
         config.validate()?;
         Ok(config)
@@ -348,12 +402,24 @@ impl Qwen3Config {
         obj.insert("attention_bias".into(), json!(self.attention_bias));
         obj.insert("attention_dropout".into(), json!(0.0));
         obj.insert("initializer_range".into(), json!(self.initializer_range));
-        obj.insert("use_sliding_window".into(), json!(false));
+        obj.insert("use_sliding_window".into(), json!(self.sliding_window.is_some()));
+        obj.insert("sliding_window".into(), json!(self.sliding_window));
+        obj.insert("max_window_layers".into(), json!(self.max_window_layers));
+        obj.insert("layer_types".into(), json!(self.layer_types()));
         obj.insert("use_cache".into(), json!(true));
         obj.insert("torch_dtype".into(), json!("float32"));
         obj.insert("bos_token_id".into(), json!(self.bos_token_id));
         obj.insert("eos_token_id".into(), json!(self.eos_token_id));
         Value::Object(obj)
+    }
+}
+
+impl Qwen3Config {
+    /// Hugging Face's `layer_types`: `sliding_attention` for a windowed layer, `full_attention` otherwise.
+    fn layer_types(&self) -> Vec<&'static str> {
+        (0..self.num_hidden_layers)
+            .map(|i| if self.layer_window(i).is_some() { "sliding_attention" } else { "full_attention" })
+            .collect()
     }
 }
 

@@ -3,7 +3,7 @@
 use act_core::SamplingParams;
 use burn::prelude::*;
 
-use crate::batch::{PadSide, TokenBatch, causal_bias, distinct_rows};
+use crate::batch::{PadSide, TokenBatch, distinct_rows};
 use crate::error::ModelError;
 use crate::kv_cache::{KvCache, LayerCache};
 use crate::prefix_cache::{PrefixStore, StoredPrefix};
@@ -419,7 +419,7 @@ impl DecodeState {
     ) -> Result<Self, ModelError> {
         let batch = TokenBatch::from_sequences(prompts, config.pad_token_id, PadSide::Left)?;
         let mut cache = config.use_cache.then(|| model.new_cache());
-        let bias = causal_bias(batch.mask(), batch.batch(), batch.seq(), batch.seq(), device);
+        let bias = model.causal_bias(batch.mask(), batch.batch(), batch.seq(), batch.seq(), device);
         let hidden = model.run(batch.ids_tensor(device), &batch.positions(), bias, cache.as_mut());
         let last_logits = Some(last_token_logits(model, hidden)?);
         Ok(DecodeState {
@@ -493,7 +493,7 @@ impl DecodeState {
                 next += real as usize;
             }
         }
-        let bias = causal_bias(&key_mask, prompts.len(), cached + seq, seq, device);
+        let bias = model.causal_bias(&key_mask, prompts.len(), cached + seq, seq, device);
         let hidden = model.run(batch.ids_tensor(device), &positions, bias, Some(&mut cache));
         let last_logits = Some(last_token_logits(model, hidden)?);
         Ok(DecodeState {
@@ -557,7 +557,7 @@ impl DecodeState {
                 }
                 let keys = self.key_mask[0].len();
                 let flat_mask: Vec<bool> = self.key_mask.concat();
-                let bias = causal_bias(&flat_mask, batch, keys, 1, device);
+                let bias = model.causal_bias(&flat_mask, batch, keys, 1, device);
                 let ids: Vec<i64> = next.iter().map(|&t| t as i64).collect();
                 let ids = Tensor::<2, Int>::from_data(TensorData::new(ids, [batch, 1]), device);
                 let positions = self.next_position.clone();
@@ -567,7 +567,7 @@ impl DecodeState {
                 let sequences: Vec<Vec<u32>> =
                     self.rows.iter().map(|&r| [prompts[r].as_slice(), results[r].tokens.as_slice()].concat()).collect();
                 let batch = TokenBatch::from_sequences(&sequences, config.pad_token_id, PadSide::Left)?;
-                let bias = causal_bias(batch.mask(), batch.batch(), batch.seq(), batch.seq(), device);
+                let bias = model.causal_bias(batch.mask(), batch.batch(), batch.seq(), batch.seq(), device);
                 model.run(batch.ids_tensor(device), &batch.positions(), bias, None)
             }
         };

@@ -66,7 +66,7 @@ pub use logprobs::{masked_nll, next_token_log_probs, shifted_mask};
 pub use parallel::{ShardGradients, default_shards, shard_gradients};
 pub use policy::{Completion, ModelPolicy, cut_after_stop};
 pub use prefix_cache::PrefixStore;
-pub use qwen3::{Attention, DecoderLayer, Mlp, ParamKind, Qwen3, RandomInit, WeightSource};
+pub use qwen3::{Attention, AttentionBias, DecoderLayer, Mlp, ParamKind, Qwen3, RandomInit, WeightSource};
 pub use sampling::Sampler;
 pub use shared_prefix::SharedPrefixBatch;
 pub use tokenizer::{ChatEncoding, ChatTemplate, ChatTokenizer, END_OF_TEXT, IM_END, IM_START, PreTokenization};

@@ -390,6 +390,15 @@ impl DecoderLayer {
     }
 }
 
+/// The additive attention biases of one pass (`[batch, 1, queries, keys]`, 0 where attention is allowed,
+/// [`MASKED`] elsewhere): the causal one of full-attention layers and, for a model with sliding-window layers,
+/// the windowed one. Built by [`Qwen3::causal_bias`].
+#[derive(Debug, Clone)]
+pub struct AttentionBias {
+    full: Tensor<4>,
+    window: Option<Tensor<4>>,
+}
+
 /// A Qwen3 causal language model: embedding, decoder layers, final norm and LM head (tied or not).
 ///
 /// Parameter names follow Hugging Face (`model.layers.3.self_attn.q_proj.weight`), so the checkpoint mapping in
@@ -461,7 +470,7 @@ impl Qwen3 {
     pub fn hidden_states(&self, batch: &TokenBatch) -> Tensor<3> {
         let device = self.device();
         let positions = batch.positions();
-        let bias = batch.attention_bias(&device);
+        let bias = self.causal_bias(batch.mask(), batch.batch(), batch.seq(), batch.seq(), &device);
         self.run(batch.ids_tensor(&device), &positions, bias, None)
     }
 
@@ -548,7 +557,7 @@ impl Qwen3 {
         &self,
         ids: Tensor<2, Int>,
         positions: &[usize],
-        bias: Tensor<4>,
+        bias: AttentionBias,
         mut cache: Option<&mut KvCache>,
     ) -> Tensor<3> {
         let [batch, seq] = ids.dims();
@@ -558,12 +567,38 @@ impl Qwen3 {
         // A half-precision model (`Qwen3::with_float_dtype`) runs its activations in its weights' dtype: the
         // tables and the bias are built in f32 and cast, as transformers does.
         let dtype = x.dtype();
-        let (rope, bias) = if dtype == DType::F32 { (rope, bias) } else { (rope.cast(dtype), bias.cast(dtype)) };
+        let cast = |t: Tensor<4>| if dtype == DType::F32 { t } else { t.cast(dtype) };
+        let rope = if dtype == DType::F32 { rope } else { rope.cast(dtype) };
+        let full = cast(bias.full);
+        let window = bias.window.map(cast);
         for (i, layer) in self.layers.iter().enumerate() {
             let layer_cache = cache.as_deref_mut().map(|c| c.layer_mut(i));
-            x = layer.forward(x, &rope, bias.clone(), layer_cache);
+            let bias = match (&window, self.config.layer_window(i)) {
+                (Some(window), Some(_)) => window.clone(),
+                _ => full.clone(),
+            };
+            x = layer.forward(x, &rope, bias, layer_cache);
         }
         self.norm.forward(x)
+    }
+
+    /// The attention bias of a pass of `queries` new tokens at the end of `keys` positions per row
+    /// ([`crate::batch::causal_bias`]), with the sliding-window variant when this model has windowed layers.
+    pub fn causal_bias(
+        &self,
+        key_mask: &[bool],
+        batch: usize,
+        keys: usize,
+        queries: usize,
+        device: &Device,
+    ) -> AttentionBias {
+        let full = crate::batch::causal_bias(key_mask, batch, keys, queries, device);
+        let window = self
+            .config
+            .sliding_window
+            .filter(|_| self.config.max_window_layers < self.config.num_hidden_layers)
+            .map(|w| crate::batch::windowed_causal_bias(key_mask, batch, keys, queries, w, device));
+        AttentionBias { full, window }
     }
 
     /// An empty KV cache sized for this model.

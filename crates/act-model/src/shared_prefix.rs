@@ -3,7 +3,7 @@
 
 use burn::prelude::*;
 
-use crate::batch::{PadSide, TokenBatch, causal_bias, distinct_rows};
+use crate::batch::{PadSide, TokenBatch, distinct_rows};
 use crate::error::ModelError;
 use crate::qwen3::Qwen3;
 
@@ -87,7 +87,7 @@ impl Qwen3 {
         let prompt_hidden = self.run(
             prompts.ids_tensor(&device),
             &prompts.positions(),
-            prompts.attention_bias(&device),
+            self.causal_bias(prompts.mask(), prompts.batch(), prompts.seq(), prompts.seq(), &device),
             Some(&mut cache),
         );
         let index: Vec<i64> = batch.prompt_of_row.iter().map(|&p| p as i64).collect();
@@ -105,7 +105,7 @@ impl Qwen3 {
         if width == 1 {
             return last;
         }
-        let bias = causal_bias(&key_mask, rows, prompt_seq + width, width, &device);
+        let bias = self.causal_bias(&key_mask, rows, prompt_seq + width, width, &device);
         let hidden = self.run(batch.completions.ids_tensor(&device), &positions, bias, Some(&mut cache));
         Tensor::cat(vec![last, hidden.narrow(1, 0, width - 1)], 1)
     }

@@ -8,5 +8,6 @@ mod hf_parity;
 mod lora;
 mod policy;
 mod reverse_parity;
+mod sliding_window;
 mod tch_parity;
 mod training;

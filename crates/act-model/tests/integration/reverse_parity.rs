@@ -14,8 +14,12 @@ fn transformers_reloads_a_saved_model_with_matching_logits() {
     if !external_ready("torch, transformers, safetensors") {
         return;
     }
-    for tied in [false, true] {
+    // The third model has a sliding window of 4 positions in its second layer (transformers' `layer_types`).
+    for (tied, window) in [(false, None), (true, None), (false, Some(4))] {
         let mut config = Qwen3Config::tiny(80).with_tie_word_embeddings(tied);
+        if let Some(window) = window {
+            config = config.with_sliding_window(window, 1);
+        }
         config.initializer_range = 0.2;
         config.rope_theta = 1_000_000.0;
         let model = Qwen3::init(&config, 21, &device()).unwrap();
@@ -28,10 +32,10 @@ fn transformers_reloads_a_saved_model_with_matching_logits() {
         let out = Command::new(python()).arg(&script).arg("check").arg(dir.path()).output().unwrap();
         assert!(
             out.status.success(),
-            "tied={tied}: transformers disagrees:\n{}\n{}",
+            "tied={tied}, window={window:?}: transformers disagrees:\n{}\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        eprintln!("tied={tied}: {}", String::from_utf8_lossy(&out.stdout).trim());
+        eprintln!("tied={tied}, window={window:?}: {}", String::from_utf8_lossy(&out.stdout).trim());
     }
 }
