@@ -391,7 +391,7 @@ impl DecoderLayer {
 }
 
 /// The additive attention biases of one pass (`[batch, 1, queries, keys]`, 0 where attention is allowed,
-/// [`MASKED`] elsewhere): the causal one of full-attention layers and, for a model with sliding-window layers,
+/// a large negative number elsewhere): the causal one of full-attention layers and, for a model with sliding-window layers,
 /// the windowed one. Built by [`Qwen3::causal_bias`].
 #[derive(Debug, Clone)]
 pub struct AttentionBias {
@@ -583,7 +583,8 @@ impl Qwen3 {
     }
 
     /// The attention bias of a pass of `queries` new tokens at the end of `keys` positions per row
-    /// ([`crate::batch::causal_bias`]), with the sliding-window variant when this model has windowed layers.
+    /// (`key_mask` marks real tokens, padding excluded), with the sliding-window variant when this model has
+    /// windowed layers.
     pub fn causal_bias(
         &self,
         key_mask: &[bool],
