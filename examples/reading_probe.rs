@@ -1,6 +1,6 @@
 //! Can a model of a given shape learn to read the task's object in what it sees, and how much data does it need?
 //!
-//! The one decision that IL on ALFWorld did not learn (docs/results.md, "Reading the task's object"), isolated:
+//! The one decision that IL on ALFWorld did not learn (docs/results.md, twelfth session), isolated:
 //! a prompt in the conversation style's words (`task: put a mug in shelf.` then `You arrive at loc 7. On the
 //! desk 1, you see a pen 2, and a mug 3.`) whose answer is `<action>take mug 3 from desk 1</action>` when an object
 //! of the task's class is in the listing and `<action>go to ...</action>` otherwise (half of each; the task's

@@ -438,9 +438,9 @@ pub struct TrainingConfig {
     pub base_hint_fraction: f64,
     /// The fraction of base-episode states that are also a sample of their own turn alone (the task and the
     /// current observation, no earlier turns; a short sequence of its own beside the packed episode), drawn from
-    /// the seed; 0 (the default) adds none. A small model learns to match the task's object against what is in
-    /// view from such short prompts and then applies it under a long history, where alone it does not learn it
-    /// (docs/results.md, "Reading the task's object").
+    /// the seed; 0 (the default) adds none. On a synthetic take-or-go decision a small model learnt to match the
+    /// task's object against what is in view from such short prompts and carried it over to long ones; in the
+    /// quickstart's π₀ stage 0.35 made every method worse (docs/results.md, twelfth session), hence the default.
     #[serde(skip_serializing_if = "is_zero")]
     pub base_single_turn_fraction: f64,
     /// The same for the IL data (the expert's training episodes and their renamed copies), so IL and ACT → IL
