@@ -390,9 +390,9 @@ impl DecoderLayer {
     }
 }
 
-/// The additive attention biases of one pass (`[batch, 1, queries, keys]`, 0 where attention is allowed,
-/// a large negative number elsewhere): the causal one of full-attention layers and, for a model with sliding-window layers,
-/// the windowed one. Built by [`Qwen3::causal_bias`].
+/// The additive attention biases of one pass (`[batch, 1, queries, keys]`, 0 where attention is allowed, a large
+/// negative number elsewhere): the causal one of full-attention layers and, for a model with sliding-window
+/// layers, the windowed one. Built by [`Qwen3::causal_bias`].
 #[derive(Debug, Clone)]
 pub struct AttentionBias {
     full: Tensor<4>,
