@@ -123,6 +123,19 @@ pub enum BaseComparisons {
     ThoughtFirst,
 }
 
+/// How the base stage's coin-flip comparisons write their (random) answer, and so how π₀ answers comparisons.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparisonAnswers {
+    /// The chosen action's number: `<answer>2</answer>`.
+    #[default]
+    Number,
+    /// The chosen action's text: `<answer>go to desk 1</answer>`. The reward and the critic evaluation read
+    /// either form ([`act_core::parse_choice_among`]); an action's text is what a policy writes anyway, where
+    /// a number asks a small model to match the action it would take against the two listed ones.
+    Action,
+}
+
 /// One supervised stage (the base stage or IL).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -356,6 +369,10 @@ fn is_random_comparisons(value: &BaseComparisons) -> bool {
     *value == BaseComparisons::Random
 }
 
+fn is_number_answers(value: &ComparisonAnswers) -> bool {
+    *value == ComparisonAnswers::Number
+}
+
 impl Default for OnlineRlConfig {
     fn default() -> Self {
         OnlineRlConfig {
@@ -450,6 +467,10 @@ pub struct TrainingConfig {
     /// Which two actions the base stage's coin-flip comparisons show; `random` (the default) or `expert_candidate`.
     #[serde(skip_serializing_if = "is_random_comparisons")]
     pub base_comparisons: BaseComparisons,
+    /// How those comparisons write their coin-flip answer: `number` (the default) or `action` (the chosen
+    /// action's text), so how π₀, and ACT after it, answer.
+    #[serde(skip_serializing_if = "is_number_answers")]
+    pub base_answers: ComparisonAnswers,
     /// ACT: GRPO on comparison prompts.
     pub act: GrpoStageConfig,
     /// IL: SFT on expert actions.
@@ -570,6 +591,7 @@ impl Default for TrainingConfig {
             base_single_turn_fraction: 0.0,
             il_single_turn_fraction: 0.0,
             base_comparisons: BaseComparisons::Random,
+            base_answers: ComparisonAnswers::Number,
             act: GrpoStageConfig { steps: 40, max_completion_tokens: 8, ..GrpoStageConfig::default() },
             il: SftStageConfig::default(),
             rl: GrpoStageConfig { steps: 20, lr: 3e-4, ..GrpoStageConfig::default() },
@@ -943,6 +965,7 @@ mod tests {
             "renamed_receptacles",
             "renamed_classes",
             "base_comparisons",
+            "base_answers",
             "il_dagger",
             "memory_line",
             "iwm",
@@ -970,9 +993,13 @@ mod tests {
             ..c.clone()
         };
         assert!(never_expert.validate().unwrap_err().contains("il_dagger"));
-        std::fs::write(&path, r#"{"il_dagger": {"rounds": 2}, "training": {"base_comparisons": "thought_first"}}"#)
-            .unwrap();
+        std::fs::write(
+            &path,
+            r#"{"il_dagger": {"rounds": 2}, "training": {"base_comparisons": "thought_first", "base_answers": "action"}}"#,
+        )
+        .unwrap();
         let two = ExperimentConfig::from_json_file(&path).unwrap();
+        assert_eq!(two.training.base_answers, ComparisonAnswers::Action);
         assert_eq!(two.il_dagger.as_ref().map(|d| d.rounds), Some(2));
         assert_eq!(two.training.base_comparisons, BaseComparisons::ThoughtFirst);
         two.validate().unwrap();

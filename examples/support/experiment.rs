@@ -402,6 +402,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
                     formats_per_state,
                     hint_fraction: t.base_hint_fraction,
                     comparisons: t.base_comparisons,
+                    answers: t.base_answers,
                     seed: derive_seed(seed, 3),
                 },
             )
@@ -833,6 +834,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     let next_action_table = act_eval::render_table(&next_action)?;
     let verb_tables = verb_tables(&next_action, next_action_items.iter().map(|(split, _)| *split), &bench.name);
     let critic_table = act_eval::render_table(&critic)?;
+    let comparison_table = comparison_table(&critic);
     act_eval::plot_success_by_method(
         &episodes,
         &format!("{}: success rate (seed {seed})", bench.name),
@@ -850,7 +852,8 @@ pub fn run_experiment<F: EnvironmentFactory>(
          0-1, ALFWorld 0/1), 95% bootstrap interval.\n\n{score_table}\n\n\
          Next-action accuracy on held-out expert states (the expert's action, exactly), in %.\n\n\
          {next_action_table}\n\n{verb_tables}\
-         Critic accuracy on held-out pairs (expert action against a π₀ sample), in %.\n\n{critic_table}\n\n{}\n",
+         Critic accuracy on held-out pairs (expert action against a π₀ sample), in %.\n\n{critic_table}\n\n\
+         {comparison_table}{}\n",
         bench.name,
         stage_table(&models)?
     );
@@ -881,6 +884,26 @@ fn verb_tables(records: &[EvalRecord], splits: impl Iterator<Item = Split>, benc
         ));
     }
     out
+}
+
+/// Critic accuracy by kind of comparison (`go vs go`, `take vs other`, ...) as a Markdown paragraph and table
+/// (followed by a blank line); nothing when the reports predate the recorded actions.
+fn comparison_table(records: &[EvalRecord]) -> String {
+    let reports: Vec<&CriticReport> = records
+        .iter()
+        .filter_map(|r| match &r.evaluation {
+            Evaluation::Critic(e) => Some(e),
+            _ => None,
+        })
+        .collect();
+    if reports.iter().all(|r| r.results.iter().all(|x| x.expert_action.is_empty())) {
+        return String::new();
+    }
+    format!(
+        "Critic accuracy by kind of comparison (the expert's verb against the alternative's: `go vs go` asks which \
+         place the expert searches first; pair counts in brackets), in %.\n\n{}\n",
+        act_eval::render_comparison_table(&reports)
+    )
 }
 
 /// Every expert (state, action) of `trajectories`, as next-action items.

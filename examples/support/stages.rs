@@ -25,7 +25,7 @@ use burn::prelude::Device;
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{BaseComparisons, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
+use crate::config::{BaseComparisons, ComparisonAnswers, GrpoStageConfig, ModelSource, SftStageConfig, TrainingConfig};
 
 /// The error type of the pipeline: every crate's errors, with context.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -253,7 +253,7 @@ pub fn base_samples(
     reasoning: &Prompter,
     options: &BaseSampleOptions,
 ) -> Vec<SftSample> {
-    let BaseSampleOptions { history_len, formats_per_state, hint_fraction, comparisons, seed } = *options;
+    let BaseSampleOptions { history_len, formats_per_state, hint_fraction, comparisons, answers, seed } = *options;
     let mut rng = rng_from_seed(seed);
     // Its own stream, so that the samples without hints are those of a run without any.
     let mut hint_rng = rng_from_seed(derive_seed(seed, 0x6869_6e74)); // "hint"
@@ -284,7 +284,7 @@ pub fn base_samples(
             }
             out.push(SftSample { id: format!("{id}/reasoning"), prompt: reasoning.act(&state), completion });
             let expert = (comparisons != BaseComparisons::Random).then_some(action);
-            if let Some(sample) = random_comparison(&state, expert, reasoning, &mut rng) {
+            if let Some(sample) = random_comparison(&state, expert, reasoning, answers, &mut rng) {
                 let completion = match comparisons {
                     BaseComparisons::ThoughtFirst => format!("<think>{action}</think>{}", sample.completion),
                     _ => sample.completion,
@@ -325,16 +325,19 @@ pub struct BaseSampleOptions {
     pub hint_fraction: f64,
     /// Which two actions a comparison shows.
     pub comparisons: BaseComparisons,
+    /// How a comparison writes its coin-flip answer.
+    pub answers: ComparisonAnswers,
     /// Seeds every random choice.
     pub seed: u64,
 }
 
 /// A coin-flip comparison of two admissible actions of `state`: two random ones, or with `expert` that action
-/// against a random other one, in random order.
+/// against a random other one, in random order; the answer names the chosen action as `answers` says.
 fn random_comparison(
     state: &AgentState,
     expert: Option<&Action>,
     prompter: &Prompter,
+    answers: ComparisonAnswers,
     rng: &mut act_core::ActRng,
 ) -> Option<SftSample> {
     let n = state.admissible_actions.len();
@@ -357,11 +360,11 @@ fn random_comparison(
         }
     };
     let choice = if rng.random_bool(0.5) { Choice::First } else { Choice::Second };
-    Some(SftSample {
-        id: String::new(),
-        prompt: prompter.compare(state, actions),
-        completion: answer_completion(choice),
-    })
+    let completion = match answers {
+        ComparisonAnswers::Number => answer_completion(choice),
+        ComparisonAnswers::Action => format!("<answer>{}</answer>", actions[usize::from(choice.number() - 1)]),
+    };
+    Some(SftSample { id: String::new(), prompt: prompter.compare(state, actions), completion })
 }
 
 /// The model a stage starts from: a finished stage's model, or a fresh one of the preset's shape.
@@ -794,6 +797,7 @@ mod tests {
             formats_per_state,
             hint_fraction,
             comparisons: BaseComparisons::Random,
+            answers: ComparisonAnswers::Number,
             seed: 1,
         };
         let per_state = base_samples(&episodes, &plain, &reasoning, &options(true, 0.0));
@@ -846,6 +850,36 @@ mod tests {
             }
         }
         assert!(answers[0] > 0 && answers[1] > 0, "the answer stays a coin flip: {answers:?}");
+
+        // Answers by the action's text: the same comparisons and coin flips, each answer naming the action its
+        // number names, so a parser reads the same choice from both.
+        let named = base_samples(
+            &episodes,
+            &plain,
+            &reasoning,
+            &BaseSampleOptions {
+                comparisons: BaseComparisons::ExpertCandidate,
+                answers: ComparisonAnswers::Action,
+                ..options(true, 0.0)
+            },
+        );
+        assert_eq!(named.len(), expert.len());
+        for (by_name, by_number) in named.iter().zip(&expert).filter(|(s, _)| s.id.ends_with("/compare")) {
+            assert_eq!((&by_name.id, &by_name.prompt), (&by_number.id, &by_number.prompt));
+            let listed = |n: &str| {
+                let line = by_name.prompt.lines().find(|l| l.starts_with(n)).unwrap();
+                line[n.len()..].to_owned()
+            };
+            let actions = [listed("1: "), listed("2: ")];
+            let actions = [actions[0].as_str(), actions[1].as_str()];
+            assert!(!by_name.completion.ends_with(">1</answer>") && !by_name.completion.ends_with(">2</answer>"));
+            assert_eq!(
+                act_core::parse_choice_among(&by_name.completion, actions).unwrap(),
+                act_core::parse_choice(&by_number.completion).unwrap(),
+                "{}",
+                by_name.completion
+            );
+        }
 
         // Every episode hinted: each plain prompt of an episode starts with the same hint of its first actions.
         let hinted = base_samples(&episodes, &plain, &reasoning, &options(false, 1.0));

@@ -67,7 +67,8 @@ pub use jsonl::{JsonlReader, JsonlWriter, atomic_write, read_jsonl, write_jsonl}
 pub use pair::{ActionPair, PairProvenance, PresentedOrder};
 pub use parse::{
     ACTION_TAG, ANALYSIS_MARKER, ANSWER_TAG, CRITIC_TAG, IMPROVED_PROMPT_MARKER, ParsedAction, Reflection, THINK_TAG,
-    actions_match, admits, extract_tag, normalize_action, parse_action, parse_choice, parse_critique, parse_reflection,
+    actions_match, admits, extract_tag, normalize_action, parse_action, parse_choice, parse_choice_among,
+    parse_critique, parse_reflection,
 };
 pub use policy::{Completion, Policy, Query, QueryKind, SamplingParams};
 pub use prompt::{PromptConfig, PromptTemplates, Prompter};

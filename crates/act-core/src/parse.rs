@@ -111,6 +111,33 @@ pub fn parse_choice(text: &str) -> Result<Choice, ParseError> {
     }
 }
 
+/// Parses a comparison answer that names its choice by number, as [`parse_choice`] does, or by the chosen action's
+/// text (`<answer>go to desk 1</answer>`), matched after [`normalize_action`] against the two presented
+/// `actions`, in presented order; an answer that is one of the actions counts as that action before it is read as
+/// a number.
+///
+/// Answering with the action is what a policy does anyway (it writes actions), so a model trained from scratch
+/// can learn to answer with the action it would take where matching an action to its number is a further skill
+/// (docs/results.md, "ACT learns every local step"). An answer that is neither a number nor one of the two
+/// actions is an error as in [`parse_choice`].
+///
+/// ```
+/// use act_core::{parse_choice_among, Choice};
+/// let actions = ["go to desk 1", "take pen 2 from desk 1"];
+/// assert_eq!(parse_choice_among("<answer>Take pen 2 from desk 1</answer>", actions), Ok(Choice::Second));
+/// assert_eq!(parse_choice_among("<answer>1</answer>", actions), Ok(Choice::First));
+/// assert!(parse_choice_among("<answer>go to desk 2</answer>", actions).is_err());
+/// ```
+pub fn parse_choice_among(text: &str, actions: [&str; 2]) -> Result<Choice, ParseError> {
+    // The text first: an answer that is one of the two actions names it, even where the action holds a number.
+    let answer = normalize_action(extract_tag(text, ANSWER_TAG)?);
+    match actions.map(|a| normalize_action(a) == answer) {
+        [true, false] => Ok(Choice::First),
+        [false, true] => Ok(Choice::Second),
+        _ => parse_choice(text),
+    }
+}
+
 /// The canonical form used wherever actions are compared: trimmed, lower-case, single spaces.
 ///
 /// ```
@@ -277,7 +304,24 @@ mod tests {
             let _ = parse_action(&text, true);
             let _ = parse_action(&text, false);
             let _ = parse_choice(&text);
+            let _ = parse_choice_among(&text, [&text, "look"]);
             let _ = normalize_action(&text);
+        }
+
+        #[test]
+        fn choices_by_action_name_the_matching_action(
+            first in "[a-z]{1,8}( [a-z0-9/]{1,8}){0,4}",
+            second in "[a-z]{1,8}( [a-z0-9/]{1,8}){0,4}",
+            pick_second in any::<bool>(),
+            shout in any::<bool>(),
+        ) {
+            prop_assume!(normalize_action(&first) != normalize_action(&second));
+            let chosen = if pick_second { &second } else { &first };
+            let written = if shout { chosen.to_uppercase() } else { chosen.clone() };
+            let choice = parse_choice_among(&format!("<think>hm</think><answer> {written} </answer>"), [&first, &second]);
+            prop_assert_eq!(choice, Ok(if pick_second { Choice::Second } else { Choice::First }));
+            // Numbers keep their meaning whatever the actions are.
+            prop_assert_eq!(parse_choice_among("<answer>2</answer>", [&first, &second]), Ok(Choice::Second));
         }
 
         #[test]

@@ -1,12 +1,13 @@
 //! Critic accuracy: on held-out [`ActionPair`]s, how often the model picks the expert action, and how often its
 //! answer parses.
 
-use act_core::{ActionPair, Choice, Policy, Prompter, extract_tag, parse_choice};
+use act_core::{ActionPair, Choice, Policy, Prompter, extract_tag, parse_choice_among};
 use serde::{Deserialize, Serialize};
 
 use crate::batch::{ItemEvalConfig, generate_all};
 use crate::episodes::check_indices;
 use crate::error::EvalError;
+use crate::next_action::action_verb;
 use crate::stats::{self, BootstrapConfig, Estimate};
 
 /// The outcome on one pair.
@@ -26,6 +27,43 @@ pub struct CriticResult {
     pub answer: Option<Choice>,
     /// Whether the answer picks the expert action.
     pub correct: bool,
+    /// The expert's action (empty in reports written before it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub expert_action: String,
+    /// The other action of the pair (empty in reports written before it was recorded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub alternative: String,
+}
+
+/// Critic accuracy on the pairs of one kind of comparison ([`CriticReport::accuracy_by_comparison`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonAccuracy {
+    /// The kind: `go vs go` when both actions have the expert's verb, `take vs other` when the alternative's verb
+    /// differs.
+    pub comparison: String,
+    /// Pairs of this kind.
+    pub items: usize,
+    /// How many of them the critic answered with the expert action.
+    pub correct: usize,
+}
+
+impl ComparisonAccuracy {
+    /// `correct / items`.
+    pub fn accuracy(&self) -> f64 {
+        self.correct as f64 / self.items.max(1) as f64
+    }
+}
+
+/// The kind of comparison a pair makes, by [`action_verb`]: `go vs go` when the alternative has the expert's verb
+/// (two destinations: which to search first), `go vs other` when not (a different kind of step).
+///
+/// ```
+/// assert_eq!(act_eval::comparison_kind("go to desk 1", "go to bed 1"), "go vs go");
+/// assert_eq!(act_eval::comparison_kind("take pen 1 from desk 1", "go to bed 1"), "take vs other");
+/// ```
+pub fn comparison_kind(expert_action: &str, alternative: &str) -> String {
+    let verb = action_verb(expert_action);
+    if action_verb(alternative) == verb { format!("{verb} vs {verb}") } else { format!("{verb} vs other") }
 }
 
 /// Accuracy, parse rate and position bias, with intervals.
@@ -101,6 +139,24 @@ impl CriticReport {
     pub fn correct_values(&self) -> Vec<f64> {
         self.results.iter().map(|r| if r.correct { 1.0 } else { 0.0 }).collect()
     }
+
+    /// Accuracy by [`comparison_kind`], the most frequent kind first; pairs recorded without their actions are
+    /// left out. Where a critic fails shows here: a model can tell every local step from a random move and still
+    /// be at chance on which destination the expert searches first.
+    pub fn accuracy_by_comparison(&self) -> Vec<ComparisonAccuracy> {
+        let mut by_kind: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
+        for result in self.results.iter().filter(|r| !r.expert_action.is_empty()) {
+            let entry = by_kind.entry(comparison_kind(&result.expert_action, &result.alternative)).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(result.correct);
+        }
+        let mut rows: Vec<ComparisonAccuracy> = by_kind
+            .into_iter()
+            .map(|(comparison, (items, correct))| ComparisonAccuracy { comparison, items, correct })
+            .collect();
+        rows.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.comparison.cmp(&b.comparison)));
+        rows
+    }
 }
 
 /// Shows `policy` the comparison prompt of every pair (in its presented order) and scores the answers.
@@ -123,7 +179,9 @@ pub fn evaluate_critic(
         .enumerate()
         .map(|(index, (pair, output))| {
             let reasoned = !config.require_reasoning || extract_tag(&output, "think").is_ok();
-            let answer = parse_choice(&output).ok().filter(|_| reasoned);
+            let presented = pair.presented();
+            let answer =
+                parse_choice_among(&output, [presented[0].as_str(), presented[1].as_str()]).ok().filter(|_| reasoned);
             let expert_choice = pair.expert_choice();
             CriticResult {
                 index,
@@ -133,6 +191,8 @@ pub fn evaluate_critic(
                 output,
                 answer,
                 correct: answer == Some(expert_choice),
+                expert_action: pair.expert_action.as_str().to_owned(),
+                alternative: pair.alternative.as_str().to_owned(),
             }
         })
         .collect();

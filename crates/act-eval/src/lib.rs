@@ -75,7 +75,7 @@ mod report;
 mod stats;
 
 pub use batch::ItemEvalConfig;
-pub use critic::{CriticReport, CriticResult, CriticSummary, evaluate_critic};
+pub use critic::{ComparisonAccuracy, CriticReport, CriticResult, CriticSummary, comparison_kind, evaluate_critic};
 pub use episodes::{
     Agent, EpisodeEvalConfig, EpisodeReport, EpisodeResult, EpisodeSummary, InvalidActionHandling, TaskTypeSummary,
     TranscriptStep, evaluate_episodes,
@@ -88,8 +88,8 @@ pub use next_action::{
 pub use paired::{EpisodeMetric, compare_critic, compare_episodes, compare_next_action};
 pub use plot::{MetricsRow, Series, plot_lines, plot_success_by_method, plot_training_curves, read_metrics};
 pub use report::{
-    EvalRecord, Evaluation, RECORD_FORMAT, render_paired, render_score_table, render_table, render_table_with,
-    render_verb_table,
+    EvalRecord, Evaluation, RECORD_FORMAT, render_comparison_table, render_paired, render_score_table, render_table,
+    render_table_with, render_verb_table,
 };
 pub use stats::{
     BootstrapConfig, Estimate, Interval, PairedComparison, paired_comparison, sign_test_p, wilson_interval,

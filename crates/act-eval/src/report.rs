@@ -309,30 +309,81 @@ fn render_cells<'a>(
 /// assert_eq!(render_verb_table(&[&report]), "| method | go (2) | take (1) |\n|---|---:|---:|\n| IL | 100.0 | 0.0 |\n");
 /// ```
 pub fn render_verb_table(reports: &[&NextActionReport]) -> String {
-    let rows: Vec<Vec<crate::next_action::VerbAccuracy>> = reports.iter().map(|r| r.accuracy_by_verb()).collect();
-    let mut totals: Vec<(String, usize, usize)> = Vec::new(); // verb, items over all reports, header count
-    for row in &rows {
-        for v in row {
-            match totals.iter_mut().find(|(verb, ..)| *verb == v.verb) {
-                Some(total) => total.1 += v.items,
-                None => totals.push((v.verb.clone(), v.items, v.items)),
+    let rows: Vec<GroupRow> = reports
+        .iter()
+        .map(|r| (r.method.as_str(), r.accuracy_by_verb().into_iter().map(|v| (v.verb, v.items, v.correct)).collect()))
+        .collect();
+    render_group_table(&rows)
+}
+
+/// Critic accuracy per kind of comparison ([`CriticReport::accuracy_by_comparison`](crate::CriticReport::accuracy_by_comparison)),
+/// laid out as [`render_verb_table`]: one row per report, one column per kind (`go vs go`, `take vs other`, ...).
+///
+/// ```
+/// # use act_eval::*;
+/// # use act_core::Choice;
+/// let result = |index, correct: bool, expert: &str, alternative: &str| CriticResult {
+///     index, task_id: "t".into(), step_index: index, expert_choice: Choice::First, output: String::new(),
+///     answer: Some(if correct { Choice::First } else { Choice::Second }), correct,
+///     expert_action: expert.into(), alternative: alternative.into(),
+/// };
+/// let results = vec![
+///     result(0, true, "take pen 1 from desk 1", "go to bed 1"),
+///     result(1, false, "go to desk 1", "go to bed 1"),
+///     result(2, true, "go to bed 1", "go to desk 1"),
+/// ];
+/// let report = CriticReport {
+///     method: "ACT".into(), config: ItemEvalConfig::default(), items: 3,
+///     summary: CriticSummary::compute(&results, &BootstrapConfig::default()).unwrap(), results,
+/// };
+/// assert_eq!(
+///     render_comparison_table(&[&report]),
+///     "| method | go vs go (2) | take vs other (1) |\n|---|---:|---:|\n| ACT | 50.0 | 100.0 |\n"
+/// );
+/// ```
+pub fn render_comparison_table(reports: &[&crate::CriticReport]) -> String {
+    let rows: Vec<GroupRow> = reports
+        .iter()
+        .map(|r| {
+            let groups = r.accuracy_by_comparison().into_iter().map(|g| (g.comparison, g.items, g.correct)).collect();
+            (r.method.as_str(), groups)
+        })
+        .collect();
+    render_group_table(&rows)
+}
+
+/// A method's name and its (group, items, correct) triples: one row of [`render_group_table`].
+type GroupRow<'a> = (&'a str, Vec<(String, usize, usize)>);
+
+/// One row per method of (group, items, correct) triples, one column per group (the most items over all rows
+/// first), accuracy in percent; the header holds each group's count in the first row that has it, and a cell
+/// whose row has another count shows its own in brackets.
+fn render_group_table(rows: &[GroupRow]) -> String {
+    let mut totals: Vec<(String, usize, usize)> = Vec::new(); // group, items over all rows, header count
+    for (_, groups) in rows {
+        for (group, items, _) in groups {
+            match totals.iter_mut().find(|(g, ..)| g == group) {
+                Some(total) => total.1 += items,
+                None => totals.push((group.clone(), *items, *items)),
             }
         }
     }
     totals.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut out = String::from("| method |");
-    for (verb, _, items) in &totals {
-        let _ = write!(out, " {} ({items}) |", escape(verb));
+    for (group, _, items) in &totals {
+        let _ = write!(out, " {} ({items}) |", escape(group));
     }
     out.push_str("\n|---|");
     out.push_str(&"---:|".repeat(totals.len()));
     out.push('\n');
-    for (report, row) in reports.iter().zip(&rows) {
-        let _ = write!(out, "| {} |", escape(&report.method));
-        for (verb, _, items) in &totals {
-            let cell = match row.iter().find(|v| v.verb == *verb) {
-                Some(v) if v.items == *items => format!("{:.1}", v.accuracy() * 100.0),
-                Some(v) => format!("{:.1} ({})", v.accuracy() * 100.0, v.items),
+    for (method, groups) in rows {
+        let _ = write!(out, "| {} |", escape(method));
+        for (group, _, header) in &totals {
+            let cell = match groups.iter().find(|(g, ..)| g == group) {
+                Some((_, items, correct)) => {
+                    let percent = *correct as f64 / (*items).max(1) as f64 * 100.0;
+                    if items == header { format!("{percent:.1}") } else { format!("{percent:.1} ({items})") }
+                }
                 None => "–".to_owned(),
             };
             let _ = write!(out, " {cell} |");

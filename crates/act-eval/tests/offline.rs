@@ -144,6 +144,16 @@ fn critic_accuracy_of_replay_and_coin() {
     // A third of the pairs show the expert first.
     let first = perfect.summary.first_choice_rate.as_ref().unwrap().value;
     assert!((first - 100.0 / 300.0).abs() < 1e-12);
+    // Every expert action opens a door and every alternative is `look`: one kind of comparison, all right.
+    assert!(perfect.results.iter().zip(&pairs).all(|(r, p)| r.expert_action == p.expert_action.as_str()));
+    assert_eq!(
+        perfect.accuracy_by_comparison(),
+        vec![ComparisonAccuracy { comparison: "open vs other".into(), items: 300, correct: 300 }]
+    );
+    assert_eq!(
+        render_comparison_table(&[&perfect]),
+        format!("| method | open vs other (300) |\n|---|---:|\n| {} | 100.0 |\n", perfect.method)
+    );
 
     let coin = RandomAdmissiblePolicy::new();
     let report = evaluate_critic(&coin, &pairs, &config()).unwrap();
@@ -166,4 +176,17 @@ fn critic_accuracy_of_replay_and_coin() {
     record.save(&path).unwrap();
     assert_eq!(EvalRecord::load(&path).unwrap(), record);
     assert!(record.to_markdown().contains("| critic accuracy |"));
+
+    // A record written before the pairs' actions were kept still loads, and has no kinds of comparison to show.
+    let Evaluation::Critic(mut old) = record.evaluation.clone() else { unreachable!() };
+    for r in &mut old.results {
+        r.expert_action.clear();
+        r.alternative.clear();
+    }
+    let old = EvalRecord::new("doors pairs", Evaluation::Critic(old));
+    let json = serde_json::to_string(&old).unwrap();
+    assert!(!json.contains("\"alternative\""), "empty actions are not written");
+    old.save(&path).unwrap();
+    let Evaluation::Critic(loaded) = EvalRecord::load(&path).unwrap().evaluation else { unreachable!() };
+    assert!(loaded.accuracy_by_comparison().is_empty());
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use act_core::{Choice, Reward, RewardError, RewardFn, RewardTarget, admits, parse_choice};
+use act_core::{Choice, Reward, RewardError, RewardFn, RewardTarget, admits, parse_choice_among};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RewardConfigError, finite};
@@ -57,7 +57,8 @@ impl ComparisonConfig {
     }
 }
 
-/// Scores a comparison answer (`<answer>1</answer>` or `<answer>2</answer>`) against a
+/// Scores a comparison answer (`<answer>1</answer>` or `<answer>2</answer>`, or one of the two actions' text,
+/// [`act_core::parse_choice_among`]) against a
 /// [`RewardTarget::Choice`]: 1 when it names the expert action, else 0. An answer that cannot be parsed, names
 /// both actions, or breaks the format requirements scores 0 with `format_ok = false`.
 ///
@@ -96,9 +97,9 @@ impl ComparisonReward {
         &self.config
     }
 
-    /// The parsed choice, or `None` for a format failure.
-    fn parsed_choice(&self, completion: &str) -> Option<Choice> {
-        let choice = parse_choice(completion).ok()?;
+    /// The parsed choice (by number or by one of `actions`' text), or `None` for a format failure.
+    fn parsed_choice(&self, completion: &str, actions: &[act_core::Action; 2]) -> Option<Choice> {
+        let choice = parse_choice_among(completion, [actions[0].as_str(), actions[1].as_str()]).ok()?;
         self.config.format.check(completion).ok()?;
         Some(choice)
     }
@@ -138,7 +139,7 @@ impl RewardFn for ComparisonReward {
         let RewardTarget::Choice { expert, actions, admissible } = target else {
             return Err(RewardError::WrongTarget { reward: self.name().to_owned(), target: target.kind() });
         };
-        let choice = self.parsed_choice(completion);
+        let choice = self.parsed_choice(completion, actions);
         let chosen_is_admissible = choice.is_some_and(|choice| {
             let chosen = &actions[usize::from(choice.number() - 1)];
             admissible.iter().any(|a| admits(a.as_str(), chosen.as_str()))
@@ -168,6 +169,13 @@ mod tests {
         assert_eq!(r.components.keys().collect::<Vec<_>>(), vec![ComparisonReward::CORRECT]);
         let r = reward.score(&target(Choice::First), "<answer>Action 2</answer>").unwrap();
         assert_eq!((r.total, r.format_ok), (0.0, true));
+        // Naming the action itself chooses it.
+        let r = reward.score(&target(Choice::Second), "<answer>go to sinkbasin 1</answer>").unwrap();
+        assert_eq!((r.total, r.format_ok), (1.0, true));
+        let r = reward.score(&target(Choice::Second), "<answer>go to fridge 1</answer>").unwrap();
+        assert_eq!((r.total, r.format_ok), (0.0, true));
+        let r = reward.score(&target(Choice::Second), "<answer>go to fridge 2</answer>").unwrap();
+        assert_eq!((r.total, r.format_ok), (0.0, false));
     }
 
     #[test]
