@@ -131,8 +131,9 @@ pub enum ComparisonAnswers {
     #[default]
     Number,
     /// The chosen action's text: `<answer>go to desk 1</answer>`. The reward and the critic evaluation read
-    /// either form ([`act_core::parse_choice_among`]); an action's text is what a policy writes anyway, where
-    /// a number asks a small model to match the action it would take against the two listed ones.
+    /// either form ([`act_core::parse_choice_among`]). On the quickstart π₀ then copied the listed actions
+    /// badly (46% of its answers named neither) and ACT only's critic was no better (docs/results.md, thirteenth
+    /// session), hence the default.
     Action,
 }
 

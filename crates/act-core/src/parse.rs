@@ -116,10 +116,10 @@ pub fn parse_choice(text: &str) -> Result<Choice, ParseError> {
 /// `actions`, in presented order; an answer that is one of the actions counts as that action before it is read as
 /// a number.
 ///
-/// Answering with the action is what a policy does anyway (it writes actions), so a model trained from scratch
-/// can learn to answer with the action it would take where matching an action to its number is a further skill
-/// (docs/results.md, "ACT learns every local step"). An answer that is neither a number nor one of the two
-/// actions is an error as in [`parse_choice`].
+/// A policy writes actions anyway, so a model may answer with the action it prefers rather than match it to its
+/// number; the ACT reward and the critic evaluation accept both (tried on the quickstart in docs/results.md,
+/// thirteenth session). An answer that is neither a number nor one of the two actions is an error as in
+/// [`parse_choice`].
 ///
 /// ```
 /// use act_core::{parse_choice_among, Choice};
