@@ -144,18 +144,15 @@ impl CriticReport {
     /// left out. Where a critic fails shows here: a model can tell every local step from a random move and still
     /// be at chance on which destination the expert searches first.
     pub fn accuracy_by_comparison(&self) -> Vec<ComparisonAccuracy> {
-        let mut by_kind: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
-        for result in self.results.iter().filter(|r| !r.expert_action.is_empty()) {
-            let entry = by_kind.entry(comparison_kind(&result.expert_action, &result.alternative)).or_default();
-            entry.0 += 1;
-            entry.1 += usize::from(result.correct);
-        }
-        let mut rows: Vec<ComparisonAccuracy> = by_kind
+        let outcomes = self
+            .results
+            .iter()
+            .filter(|r| !r.expert_action.is_empty())
+            .map(|r| (comparison_kind(&r.expert_action, &r.alternative), r.correct));
+        crate::stats::tally_by_group(outcomes)
             .into_iter()
-            .map(|(comparison, (items, correct))| ComparisonAccuracy { comparison, items, correct })
-            .collect();
-        rows.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.comparison.cmp(&b.comparison)));
-        rows
+            .map(|(comparison, items, correct)| ComparisonAccuracy { comparison, items, correct })
+            .collect()
     }
 }
 

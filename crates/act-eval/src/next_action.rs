@@ -142,16 +142,15 @@ impl NextActionReport {
     /// recorded expert action are left out. Which decisions a policy gets wrong: an agent that walks past the
     /// object it needs shows a low `take` row beside a high `go` row.
     pub fn accuracy_by_verb(&self) -> Vec<VerbAccuracy> {
-        let mut by_verb: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
-        for result in self.results.iter().filter(|r| !r.expert_action.is_empty()) {
-            let entry = by_verb.entry(action_verb(&result.expert_action)).or_default();
-            entry.0 += 1;
-            entry.1 += usize::from(result.correct);
-        }
-        let mut rows: Vec<VerbAccuracy> =
-            by_verb.into_iter().map(|(verb, (items, correct))| VerbAccuracy { verb, items, correct }).collect();
-        rows.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.verb.cmp(&b.verb)));
-        rows
+        let outcomes = self
+            .results
+            .iter()
+            .filter(|r| !r.expert_action.is_empty())
+            .map(|r| (action_verb(&r.expert_action), r.correct));
+        crate::stats::tally_by_group(outcomes)
+            .into_iter()
+            .map(|(verb, items, correct)| VerbAccuracy { verb, items, correct })
+            .collect()
     }
 
     /// Correctness as 0/1 values in item order, for [`paired_comparison`](crate::stats::paired_comparison).

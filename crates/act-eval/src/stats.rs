@@ -277,6 +277,21 @@ pub fn paired_comparison(a: &[f64], b: &[f64], config: &BootstrapConfig) -> Resu
     })
 }
 
+/// Counts `(group, correct)` outcomes per group as `(group, items, correct)`, the most items first (ties by name):
+/// the rows of the per-verb and per-comparison accuracy tables.
+pub(crate) fn tally_by_group(outcomes: impl IntoIterator<Item = (String, bool)>) -> Vec<(String, usize, usize)> {
+    let mut by_group: std::collections::BTreeMap<String, (usize, usize)> = std::collections::BTreeMap::new();
+    for (group, correct) in outcomes {
+        let entry = by_group.entry(group).or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(correct);
+    }
+    let mut rows: Vec<(String, usize, usize)> =
+        by_group.into_iter().map(|(group, (items, correct))| (group, items, correct)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    rows
+}
+
 /// The exact two-sided sign-test (binomial, p = 1/2) p-value for `a` successes against `b`; 1 when both are 0.
 ///
 /// Summed directly up to 1,000 untied units and in log space beyond, so it neither underflows nor loses precision.
