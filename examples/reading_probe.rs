@@ -138,7 +138,7 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         return Err(format!("--single-turn-mix must be in [0, 1], got {}", args.single_turn_mix).into());
     }
     let prompts = Prompts {
-        objects: names(ObjectClass::ALL, ObjectClass::name),
+        objects: names(ObjectClass::PROCEDURAL, ObjectClass::name),
         receptacles: names(ReceptacleClass::ALL, ReceptacleClass::name),
     };
     let mut rng = rng_from_seed(args.seed);

@@ -131,9 +131,10 @@ pub enum ComparisonAnswers {
     #[default]
     Number,
     /// The chosen action's text: `<answer>go to desk 1</answer>`. The reward and the critic evaluation read
-    /// either form ([`act_core::parse_choice_among`]). On the quickstart π₀ then copied the listed actions
-    /// badly (46% of its answers named neither) and ACT only's critic was no better (docs/results.md, thirteenth
-    /// session), hence the default.
+    /// either form ([`act_core::parse_choice_among`]). Alone, π₀ copied the listed actions badly (46% of its
+    /// answers named neither) and ACT only's critic was no better (docs/results.md, thirteenth session); after a
+    /// thought ([`BaseComparisons::ThoughtFirst`]) the answer can copy the thought, which ACT's GRPO learns (the
+    /// quickstart's setting, docs/results.md, fourteenth session).
     Action,
 }
 

@@ -161,7 +161,8 @@ impl ClassSwap {
                 && (!has("clean") || c.cleanable())
                 && receptacle.is_none_or(|r| r.can_contain(c))
         };
-        let candidates: Vec<ObjectClass> = ObjectClass::ALL.iter().copied().filter(|&c| fits(c)).collect();
+        // Drawn from the procedural vocabulary only, so that a seed swaps in the class it always did.
+        let candidates: Vec<ObjectClass> = ObjectClass::PROCEDURAL.iter().copied().filter(|&c| fits(c)).collect();
         let other = *candidates.choose(&mut rng_from_seed(seed))?;
         Some(ClassSwap { object, other })
     }

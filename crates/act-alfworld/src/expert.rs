@@ -176,8 +176,9 @@ impl Expert {
             .or_else(|| scene.receptacles.iter().position(|r| r.class.can_contain(class)));
         match home {
             Some(receptacle) => self.put_into(world, held, receptacle),
-            // A class no receptacle of this room accepts cannot be held: every object starts in a
-            // receptacle that accepts it.
+            // A class no receptacle of this room accepts: in the procedural scenes every object starts in a
+            // receptacle that accepts it; in upstream's games a papertowelroll or a teddybear, once taken, can
+            // be put down nowhere (no `canContain` names them), and nothing is left to do with the hands.
             None => Command::Inventory,
         }
     }

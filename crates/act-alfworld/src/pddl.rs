@@ -7,10 +7,14 @@
 //!
 //! Several receptacles may share a location (the native world reaches them all from there, as upstream does), and
 //! objects may be inside movable receptacles (`inReceptacleObject`, static upstream: `examine` of the container lists
-//! them, and they lie in their receptacle like any other object). What
-//! the native world cannot represent yet is refused with an error that names the file and the fact: a class outside
-//! the native vocabulary, a state flag set at the start, and affordance facts (`openable`, `pickupable`, `canContain`, `isReceptacleObject`, ...) that disagree with
-//! upstream's class tables the native world uses.
+//! them, and they lie in their receptacle like any other object). Fixtures (houseplant, television, mirror...) in a
+//! receptacle are listed there and cannot be taken; objects in no receptacle (paintings, windows, light switches, the
+//! bare class names upstream's games declare) are never named by upstream's text and are left out. What the native
+//! world cannot represent yet is refused with an error that names the file and the fact: a class outside the native
+//! vocabulary (upstream's whole `OBJECTS` list is in it), a state flag set at the start, an object in no receptacle
+//! that a command could still reach (sliceable, or listed by a container), and affordance facts (`openable`,
+//! `pickupable`, `canContain`, `isReceptacleObject`, ...) that disagree with upstream's class tables the native world
+//! uses.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -303,14 +307,48 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
 
     let object_type = pairs("objecttype");
     let in_receptacle = pairs("inreceptacle");
+    // Upstream lists an object in every receptacle that holds it; the native world puts each in one.
+    let mut holders: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for pair in facts.get("inreceptacle").into_iter().flatten().filter(|a| a.len() == 2) {
+        holders.entry(pair[0].as_str()).or_default().insert(pair[1].as_str());
+    }
+    if let Some((id, places)) = holders.iter().find(|(_, places)| places.len() > 1) {
+        let places: Vec<&str> = places.iter().copied().collect();
+        return Err(format!(
+            "object `{id}` is in {} receptacles (`inReceptacle`: {}); the native world puts an object in one",
+            places.len(),
+            places.join(", ")
+        ));
+    }
+    let stated = |predicate: &str, id: &str| {
+        facts.get(predicate).is_some_and(|f| f.iter().any(|a| a.first().map(String::as_str) == Some(id)))
+    };
+    // Upstream's text names an object only through the receptacle it is in (`inReceptacle`: "On the dresser 1, you
+    // see a houseplant 1"), and every command on an object needs that fact or the object in hand. An object in no
+    // receptacle is never named and nothing reaches it: the paintings, windows and light switches of upstream's
+    // games (only at a location), the bare class names they declare as objects (`HousePlant - object`, no facts at
+    // all). Such objects are left out of the scene, whatever their class; their ids still count in their class's
+    // numbering, as upstream's demangler counts them. The one command that reaches an object by its location,
+    // `slice`, refuses the game when such an object lies where the agent can stand.
+    let (placed_ids, unplaced_ids): (Vec<String>, Vec<String>) =
+        object_ids.iter().cloned().partition(|id| in_receptacle.contains_key(id));
+    let object_at = pairs("objectatlocation");
+    let agent_at = pairs("atlocation");
+    let standing: BTreeSet<&String> = at_location.values().chain(agent_at.values()).collect();
+    let within_reach = |id: &String| object_at.get(id).is_some_and(|l| standing.contains(l));
+    if let Some(id) = unplaced_ids.iter().find(|id| stated("sliceable", id) && within_reach(id)) {
+        return Err(format!(
+            "`(sliceable {id})` is in no receptacle, where the agent can stand: upstream slices it there, by its \
+             location, which the native world does not track yet"
+        ));
+    }
     let mut objects = Vec::new();
-    for id in &object_ids {
+    for id in &placed_ids {
         let class_name = object_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
         let class = ObjectClass::from_name(&class_name)
             .ok_or_else(|| format!("object `{id}`: class `{class_name}` is not in the native vocabulary"))?;
         shown_as(id, class.name())?;
-        let holder =
-            in_receptacle.get(id).ok_or_else(|| format!("object `{id}` is in no receptacle (`inReceptacle`)"))?;
+        let holder = &in_receptacle[id];
         let receptacle = *receptacle_index
             .get(holder)
             .ok_or_else(|| format!("object `{id}` is in `{holder}`, which is not a declared receptacle"))?;
@@ -322,14 +360,22 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
     let position: BTreeMap<usize, usize> = order.iter().enumerate().map(|(new, &old)| (old, new)).collect();
     let objects: Vec<ObjectEntity> = order.iter().map(|&i| objects[i].clone()).collect();
     let object_index: BTreeMap<&str, usize> =
-        object_ids.iter().enumerate().map(|(i, id)| (id.as_str(), position[&i])).collect();
+        placed_ids.iter().enumerate().map(|(i, id)| (id.as_str(), position[&i])).collect();
     let mut contained = Vec::new();
     for pair in facts.get("inreceptacleobject").into_iter().flatten() {
         let [inner, outer] = pair.as_slice() else {
             return Err(format!("`(inReceptacleObject {})` needs an object and its container", pair.join(" ")));
         };
-        let (Some(&o), Some(&c)) = (object_index.get(inner.as_str()), object_index.get(outer.as_str())) else {
+        if [inner, outer].iter().any(|id| kinds.get(id.as_str()).map(String::as_str) != Some("object")) {
             return Err(format!("`(inReceptacleObject {inner} {outer})` names an undeclared object"));
+        }
+        // A container in no receptacle is never examined: what it holds is never listed.
+        let Some(&c) = object_index.get(outer.as_str()) else { continue };
+        let Some(&o) = object_index.get(inner.as_str()) else {
+            return Err(format!(
+                "`(inReceptacleObject {inner} {outer})`: `examine` would list `{inner}`, which is in no receptacle; \
+                 the native world lists only objects it places"
+            ));
         };
         if !objects[c].class.receptacle_object() {
             return Err(format!("`(inReceptacleObject {inner} {outer})`: a {} holds nothing", objects[c].class));
@@ -338,11 +384,12 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
     }
     contained.sort_unstable();
 
-    check_affordances(&facts, &receptacles, &objects, &receptacle_ids, &object_ids, &receptacle_type, &object_type)?;
+    check_affordances(&facts, &receptacles, &objects, &receptacle_ids, &placed_ids, &receptacle_type, &object_type)?;
     Ok(Scene { room: room_of(&receptacles), layout: 0, receptacles, objects, goal, contained })
 }
 
-/// The game's affordance facts must be what upstream's class tables (which the native world uses) say.
+/// The game's affordance facts must be what upstream's class tables (which the native world uses) say, for the
+/// receptacles and the objects the scene places (`object_ids`).
 fn check_affordances(
     facts: &BTreeMap<String, Vec<Vec<String>>>,
     receptacles: &[ReceptacleEntity],
@@ -627,6 +674,10 @@ mod tests {
     const APPLE_PDDL: &str =
         include_str!("../tests/data/pddl/pick_and_place_simple-apple-diningtable/initial_state.pddl");
     const APPLE_TRAJ: &str = include_str!("../tests/data/pddl/pick_and_place_simple-apple-diningtable/traj_data.json");
+    const FIXTURES_PDDL: &str =
+        include_str!("../tests/data/pddl_fixtures/pick_and_place_simple-remotecontrol-sofa/initial_state.pddl");
+    const FIXTURES_TRAJ: &str =
+        include_str!("../tests/data/pddl_fixtures/pick_and_place_simple-remotecontrol-sofa/traj_data.json");
 
     proptest! {
         #[test]
@@ -647,6 +698,17 @@ mod tests {
                 prop_assert!(!world.admissible().is_empty());
             }
         }
+
+        #[test]
+        fn a_game_with_fixtures_and_any_span_cut_out_loads_or_is_refused(start in 0usize..6000, len in 1usize..400) {
+            let start = start.min(FIXTURES_PDDL.len());
+            let end = (start + len).min(FIXTURES_PDDL.len());
+            let cut = format!("{}{}", &FIXTURES_PDDL[..start], &FIXTURES_PDDL[end..]);
+            if let Ok(scene) = scene_from_pddl(&cut, FIXTURES_TRAJ) {
+                let world = crate::World::new(scene, crate::GrammarVersion::V03);
+                prop_assert!(!world.admissible().is_empty());
+            }
+        }
     }
 
     #[test]
@@ -658,6 +720,26 @@ mod tests {
         assert!(parse_sexp("(a (b)").unwrap_err().contains("unclosed"));
         assert!(parse_sexp("(a) (b)").unwrap_err().contains("2 top-level"));
         assert!(parse_sexp("  ").is_err());
+    }
+
+    #[test]
+    fn objects_in_no_receptacle_are_left_out_but_keep_their_numbers() {
+        use crate::vocab::ObjectClass as O;
+        let scene = scene_from_pddl(FIXTURES_PDDL, FIXTURES_TRAJ).unwrap();
+        let classes: Vec<O> = scene.objects.iter().map(|o| o.class).collect();
+        assert_eq!(classes, [O::HousePlant, O::RemoteControl, O::RemoteControl, O::TeddyBear, O::Television]);
+        // The second painting hung on the sofa: named after both paintings' ids (and the bare class name, which
+        // sorts first), as upstream's demangler numbers them.
+        let hung = FIXTURES_PDDL.replacen("(:init", "(:init (inReceptacle Painting_bar_2 Sofa_bar_1)", 1);
+        let scene = scene_from_pddl(&hung, FIXTURES_TRAJ).unwrap();
+        let painting = scene.objects.iter().find(|o| o.class == O::Painting).unwrap();
+        assert_eq!((painting.number, scene.receptacles[painting.receptacle].class), (1, ReceptacleClass::Sofa));
+        let mut world = crate::World::new(scene, crate::GrammarVersion::V03);
+        assert_eq!(
+            world.execute("go to sofa 1").unwrap().1,
+            "You arrive at loc 6. On the sofa 1, you see a painting 1."
+        );
+        assert!(world.parse("take painting 1 from sofa 1").is_none(), "a fixture");
     }
 
     #[test]

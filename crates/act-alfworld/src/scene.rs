@@ -123,7 +123,8 @@ impl RoomType {
         }
     }
 
-    /// Object classes found in this room type (besides lamps).
+    /// Object classes found in this room type (besides lamps). Only classes of [`ObjectClass::PROCEDURAL`]: the
+    /// pools are fixed lists, so the seeded scenes stay the same whatever classes the vocabulary gains.
     pub fn object_pool(self) -> &'static [ObjectClass] {
         use ObjectClass as O;
         match self {
@@ -465,6 +466,14 @@ fn choose_goal(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scenes_draw_only_from_the_procedural_vocabulary() {
+        for room in RoomType::ALL {
+            assert!(room.object_pool().iter().all(|c| c.procedural()), "{room:?}");
+        }
+        assert!(layouts().iter().flat_map(|l| &l.lamps).all(|c| c.procedural()));
+    }
 
     #[test]
     fn catalog_holds_out_new_receptacle_sets() {

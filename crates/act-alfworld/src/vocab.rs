@@ -6,6 +6,11 @@
 //! handcoded expert), and the openable / heatable / coolable / cleanable / toggleable / sliceable
 //! sets. Sliced variants (`AppleSliced`...) are dropped: in the text world slicing only sets a flag.
 //! Names are the lower-case class names the text uses ("alarmclock", "sinkbasin").
+//!
+//! Every class of upstream's `OBJECTS` is here: the static receptacles as [`ReceptacleClass`], everything else as
+//! [`ObjectClass`], fixtures included (the houseplant, the television, the window...: objects of upstream's game files
+//! that nothing picks up). Which classes can be picked up is not in `constants.py` but in each game's `pickupable`
+//! facts (AI2-THOR's metadata); the table here is what upstream's games state.
 
 use serde::{Deserialize, Serialize};
 
@@ -52,13 +57,17 @@ macro_rules! class_enum {
 }
 
 class_enum! {
-    /// An object class: something that lies in a receptacle (and, except lamps, can be picked up).
+    /// An object class: something that lies in a receptacle (and, except lamps and fixtures such as the houseplant,
+    /// can be picked up).
     ObjectClass {
         AlarmClock => "alarmclock",
         Apple => "apple",
         BaseballBat => "baseballbat",
         BasketBall => "basketball",
+        Bathtub => "bathtub",
+        Blinds => "blinds",
         Book => "book",
+        Boots => "boots",
         Bowl => "bowl",
         Box => "box",
         Bread => "bread",
@@ -66,42 +75,59 @@ class_enum! {
         Candle => "candle",
         Cd => "cd",
         CellPhone => "cellphone",
+        Chair => "chair",
         Cloth => "cloth",
         CreditCard => "creditcard",
         Cup => "cup",
+        Curtains => "curtains",
         DeskLamp => "desklamp",
         DishSponge => "dishsponge",
         Egg => "egg",
         FloorLamp => "floorlamp",
+        Footstool => "footstool",
         Fork => "fork",
         GlassBottle => "glassbottle",
         HandTowel => "handtowel",
+        HousePlant => "houseplant",
         Kettle => "kettle",
         KeyChain => "keychain",
         Knife => "knife",
         Ladle => "ladle",
         Laptop => "laptop",
+        LaundryHamperLid => "laundryhamperlid",
         Lettuce => "lettuce",
+        LightSwitch => "lightswitch",
+        Mirror => "mirror",
         Mug => "mug",
         Newspaper => "newspaper",
+        Painting => "painting",
         Pan => "pan",
         PaperTowel => "papertowel",
+        PaperTowelRoll => "papertowelroll",
         Pen => "pen",
         Pencil => "pencil",
         PepperShaker => "peppershaker",
         Pillow => "pillow",
         Plate => "plate",
         Plunger => "plunger",
+        Poster => "poster",
         Pot => "pot",
         Potato => "potato",
         RemoteControl => "remotecontrol",
         SaltShaker => "saltshaker",
+        ScrubBrush => "scrubbrush",
+        ShowerDoor => "showerdoor",
+        ShowerGlass => "showerglass",
+        Sink => "sink",
         SoapBar => "soapbar",
         SoapBottle => "soapbottle",
         Spatula => "spatula",
         Spoon => "spoon",
         SprayBottle => "spraybottle",
         Statue => "statue",
+        StoveKnob => "stoveknob",
+        TeddyBear => "teddybear",
+        Television => "television",
         TennisRacket => "tennisracket",
         TissueBox => "tissuebox",
         ToiletPaper => "toiletpaper",
@@ -111,6 +137,7 @@ class_enum! {
         Vase => "vase",
         Watch => "watch",
         WateringCan => "wateringcan",
+        Window => "window",
         WineBottle => "winebottle",
     }
 }
@@ -152,18 +179,21 @@ class_enum! {
 
 use ObjectClass as O;
 
-const fn mask(classes: &[ObjectClass]) -> u64 {
-    let mut bits = 0u64;
+/// A set of object classes, one bit per class (at most 128 classes).
+type ClassMask = u128;
+
+const fn mask(classes: &[ObjectClass]) -> ClassMask {
+    let mut bits: ClassMask = 0;
     let mut i = 0;
     while i < classes.len() {
-        bits |= 1u64 << (classes[i] as u32);
+        bits |= 1 << (classes[i] as u32);
         i += 1;
     }
     bits
 }
 
-const HEATABLE: u64 = mask(&[O::Apple, O::Bread, O::Cup, O::Egg, O::Mug, O::Plate, O::Potato, O::Tomato]);
-const COOLABLE: u64 = mask(&[
+const HEATABLE: ClassMask = mask(&[O::Apple, O::Bread, O::Cup, O::Egg, O::Mug, O::Plate, O::Potato, O::Tomato]);
+const COOLABLE: ClassMask = mask(&[
     O::Apple,
     O::Bowl,
     O::Bread,
@@ -178,7 +208,7 @@ const COOLABLE: u64 = mask(&[
     O::Tomato,
     O::WineBottle,
 ]);
-const CLEANABLE: u64 = mask(&[
+const CLEANABLE: ClassMask = mask(&[
     O::Apple,
     O::Bowl,
     O::ButterKnife,
@@ -201,11 +231,89 @@ const CLEANABLE: u64 = mask(&[
     O::Spoon,
     O::Tomato,
 ]);
-const TOGGLEABLE: u64 = mask(&[O::DeskLamp, O::FloorLamp]);
-const SLICEABLE: u64 = mask(&[O::Apple, O::Bread, O::Egg, O::Lettuce, O::Potato, O::Tomato]);
-const SHARP: u64 = mask(&[O::Knife, O::ButterKnife]);
+const TOGGLEABLE: ClassMask = mask(&[O::DeskLamp, O::FloorLamp]);
+const SLICEABLE: ClassMask = mask(&[O::Apple, O::Bread, O::Egg, O::Lettuce, O::Potato, O::Tomato]);
+const SHARP: ClassMask = mask(&[O::Knife, O::ButterKnife]);
 /// `MOVABLE_RECEPTACLES`: objects that are themselves containers ("This is a normal mug 1.").
-const RECEPTACLE_OBJECT: u64 = mask(&[O::Bowl, O::Box, O::Cup, O::Mug, O::Plate, O::Pan, O::Pot]);
+const RECEPTACLE_OBJECT: ClassMask = mask(&[O::Bowl, O::Box, O::Cup, O::Mug, O::Plate, O::Pan, O::Pot]);
+/// Classes upstream's games do not state `pickupable`: the lamps, and the fixtures among upstream's `OBJECTS`. In
+/// upstream's games most fixtures stand in no receptacle (paintings, windows, light switches: no `inReceptacle`),
+/// which the text never names; some do (a houseplant on the countertop, a television on the tvstand, a mirror on the
+/// dresser), and those are listed there like a lamp, but cannot be taken. Of the five footstools in 706 of
+/// upstream's games (`json_2.1.1`'s valid_seen, valid_unseen and valid_train) two are `pickupable` and three are
+/// not, and none is in a receptacle: the majority is kept, and no command reaches one either way.
+const FIXED: ClassMask = mask(&[
+    O::Bathtub,
+    O::Blinds,
+    O::Chair,
+    O::Curtains,
+    O::DeskLamp,
+    O::FloorLamp,
+    O::Footstool,
+    O::HousePlant,
+    O::LaundryHamperLid,
+    O::LightSwitch,
+    O::Mirror,
+    O::Painting,
+    O::Poster,
+    O::ShowerDoor,
+    O::ShowerGlass,
+    O::Sink,
+    O::StoveKnob,
+    O::Television,
+    O::Window,
+]);
+/// The classes upstream's `OBJECTS` has beyond the 58 the native vocabulary started with: the fixtures and four
+/// movables no `VAL_RECEPTACLE_OBJECTS` entry names (boots, papertowelroll, scrubbrush, teddybear: they can be taken,
+/// but no receptacle `canContain`s them, so they are never put down again).
+const UPSTREAM_ONLY: ClassMask = mask(&[
+    O::Bathtub,
+    O::Blinds,
+    O::Boots,
+    O::Chair,
+    O::Curtains,
+    O::Footstool,
+    O::HousePlant,
+    O::LaundryHamperLid,
+    O::LightSwitch,
+    O::Mirror,
+    O::Painting,
+    O::PaperTowelRoll,
+    O::Poster,
+    O::ScrubBrush,
+    O::ShowerDoor,
+    O::ShowerGlass,
+    O::Sink,
+    O::StoveKnob,
+    O::TeddyBear,
+    O::Television,
+    O::Window,
+]);
+
+const PROCEDURAL_LEN: usize = {
+    let mut count = 0;
+    let mut i = 0;
+    while i < ObjectClass::ALL.len() {
+        if ObjectClass::ALL[i].procedural() {
+            count += 1;
+        }
+        i += 1;
+    }
+    count
+};
+
+const PROCEDURAL_CLASSES: [ObjectClass; PROCEDURAL_LEN] = {
+    let mut out = [ObjectClass::AlarmClock; PROCEDURAL_LEN];
+    let (mut i, mut j) = (0, 0);
+    while i < ObjectClass::ALL.len() {
+        if ObjectClass::ALL[i].procedural() {
+            out[j] = ObjectClass::ALL[i];
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+};
 
 impl ObjectClass {
     /// Can be heated in a microwave.
@@ -236,10 +344,20 @@ impl ObjectClass {
     pub const fn receptacle_object(self) -> bool {
         RECEPTACLE_OBJECT >> (self as u32) & 1 == 1
     }
-    /// Can be picked up: everything but the lamps.
+    /// Can be picked up: everything but the lamps and the fixtures (houseplant, painting, television, window...).
     pub const fn pickupable(self) -> bool {
-        !self.toggleable()
+        FIXED >> (self as u32) & 1 == 0
     }
+    /// One of the 58 classes the native vocabulary had before it took in the rest of upstream's `OBJECTS`
+    /// ([`ObjectClass::PROCEDURAL`]).
+    pub const fn procedural(self) -> bool {
+        UPSTREAM_ONLY >> (self as u32) & 1 == 0
+    }
+    /// The 58 classes the native vocabulary had before it took in the rest of upstream's `OBJECTS`, in
+    /// [`ObjectClass::ALL`] order. The procedural scenes draw only from these (their room pools and lamps), and
+    /// [`ClassSwap`](crate::ClassSwap) swaps among these only: every seeded game, text and augmented episode is what it
+    /// was before the vocabulary grew. Code that draws classes from a seed should draw from this list too.
+    pub const PROCEDURAL: &'static [ObjectClass] = &PROCEDURAL_CLASSES;
     /// Receptacle classes that may hold this class, in [`ReceptacleClass::ALL`] order (the
     /// expert's "where objects usually are" prior).
     pub fn usual_receptacles(self) -> impl Iterator<Item = ReceptacleClass> {
@@ -581,7 +699,7 @@ const BED: &[ObjectClass] =
     &[O::BaseballBat, O::BasketBall, O::Book, O::CellPhone, O::Laptop, O::Newspaper, O::Pillow, O::TennisRacket];
 const SAFE: &[ObjectClass] = &[O::Cd, O::CellPhone, O::CreditCard, O::KeyChain, O::Statue, O::Vase, O::Watch];
 
-const fn contents_mask(class: ReceptacleClass) -> u64 {
+const fn contents_mask(class: ReceptacleClass) -> ClassMask {
     use ReceptacleClass as R;
     match class {
         R::ArmChair | R::Ottoman | R::Sofa => mask(SEAT),
@@ -612,8 +730,8 @@ const fn contents_mask(class: ReceptacleClass) -> u64 {
     }
 }
 
-const CONTENTS: [u64; ReceptacleClass::ALL.len()] = {
-    let mut table = [0u64; ReceptacleClass::ALL.len()];
+const CONTENTS: [ClassMask; ReceptacleClass::ALL.len()] = {
+    let mut table = [0; ReceptacleClass::ALL.len()];
     let mut i = 0;
     while i < ReceptacleClass::ALL.len() {
         table[i] = contents_mask(ReceptacleClass::ALL[i]);
@@ -659,7 +777,7 @@ mod tests {
         for &class in ReceptacleClass::ALL {
             assert_eq!(ReceptacleClass::from_name(class.name()), Some(class));
         }
-        assert!(ObjectClass::ALL.len() <= 64, "masks are u64");
+        assert!(ObjectClass::ALL.len() <= ClassMask::BITS as usize, "a class mask has a bit per class");
     }
 
     #[test]
@@ -677,8 +795,34 @@ mod tests {
 
     #[test]
     fn every_pickupable_class_has_a_home() {
-        for &class in ObjectClass::ALL.iter().filter(|c| c.pickupable()) {
+        for &class in ObjectClass::PROCEDURAL.iter().filter(|c| c.pickupable()) {
             assert!(class.usual_receptacles().next().is_some(), "{class} has no receptacle");
         }
+        // Upstream's other movables are in no `VAL_RECEPTACLE_OBJECTS` entry: taken, they are never put down.
+        for class in [ObjectClass::Boots, ObjectClass::PaperTowelRoll, ObjectClass::ScrubBrush, ObjectClass::TeddyBear]
+        {
+            assert!(class.pickupable() && !class.procedural(), "{class}");
+            assert_eq!(class.usual_receptacles().next(), None, "{class}");
+        }
+    }
+
+    #[test]
+    fn the_vocabulary_holds_upstream_objects_list() {
+        // `OBJECTS` of `alfworld/gen/constants.py`, lower-cased: 108 classes, each an object or a receptacle class.
+        assert_eq!(ObjectClass::ALL.len() + ReceptacleClass::ALL.len(), 108);
+        assert_eq!(ObjectClass::PROCEDURAL.len(), 58);
+        assert_eq!(ObjectClass::ALL.iter().filter(|c| !c.procedural()).count(), 21);
+        let procedural: Vec<ObjectClass> = ObjectClass::ALL.iter().copied().filter(|c| c.procedural()).collect();
+        assert_eq!(procedural, ObjectClass::PROCEDURAL, "in ALL order");
+        // Fixtures are objects nothing picks up, uses, heats, cools, cleans, slices or fills.
+        for name in ["houseplant", "painting", "television", "window", "lightswitch", "sink", "stoveknob", "mirror"] {
+            let class = ObjectClass::from_name(name).unwrap();
+            assert!(!class.procedural() && !class.pickupable() && !class.toggleable(), "{class}");
+            assert!(!(class.heatable() || class.coolable() || class.cleanable() || class.sliceable()), "{class}");
+            assert!(!class.receptacle_object() && class.usual_receptacles().next().is_none(), "{class}");
+        }
+        // The sink and the bathtub are objects; their basins are the receptacles.
+        assert!(ObjectClass::from_name("sink").is_some() && ReceptacleClass::from_name("sink").is_none());
+        assert!(ObjectClass::from_name("bathtub").is_some() && ReceptacleClass::from_name("bathtubbasin").is_some());
     }
 }

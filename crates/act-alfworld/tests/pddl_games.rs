@@ -170,13 +170,27 @@ fn what_the_native_world_cannot_represent_is_refused_by_name() {
     let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
     refused("(:init", &format!("(:init (inReceptacleObject {mug} {apple})"), "holds nothing");
     refused("(:init", &format!("(:init (inReceptacleObject {apple} mug_bar_9)"), "undeclared");
-    // A class outside the vocabulary, a state flag at the start, affordances off the table.
-    refused(&format!("(objectType {mug} MugType)"), &format!("(objectType {mug} HousePlantType)"), "`houseplant`");
+    // A class outside the vocabulary (upstream's whole `OBJECTS` list is in it; a game may still name another),
+    // a state flag at the start, affordances off the table.
+    refused(&format!("(objectType {mug} MugType)"), &format!("(objectType {mug} LampType)"), "`lamp`");
     refused("(:init", &format!("(:init (isHot {apple})"), "ishot");
     refused(&format!("(openable {cabinet})"), "", "openable");
     refused(&format!("(isReceptacleObject {mug})"), "", "isReceptacleObject");
     refused("(canContain CounterTopType AppleType)", "", "canContain countertop apple");
-    refused(&format!("(inReceptacle {apple} {counter})"), "", "in no receptacle");
+    // An object in two receptacles (upstream lists it in both), an object in no receptacle that `slice` reaches
+    // where the agent can stand, a container listing an object in no receptacle.
+    refused("(:init", &format!("(:init (inReceptacle {apple} {cabinet})"), "in 2 receptacles");
+    let (pddl, traj) = apple_game();
+    let on_the_floor = pddl.replacen(&format!("(inReceptacle {apple} {counter})"), "", 1);
+    let err = scene_from_pddl(&on_the_floor.replacen("(:init", &format!("(:init (sliceable {apple})"), 1), &traj)
+        .unwrap_err();
+    assert!(err.contains("where the agent can stand"), "{err}");
+    let err = scene_from_pddl(
+        &on_the_floor.replacen("(:init", &format!("(:init (inReceptacleObject {apple} {mug})"), 1),
+        &traj,
+    )
+    .unwrap_err();
+    assert!(err.contains("in no receptacle"), "{err}");
     // Malformed files.
     refused("(:init", "((:init", "unclosed");
     let (pddl, traj) = apple_game();
@@ -184,6 +198,95 @@ fn what_the_native_world_cannot_represent_is_refused_by_name() {
     assert!(err.contains("parent_target"), "{err}");
     let err = scene_from_pddl(&pddl, &traj.replace("\"pick_and_place_simple\"", "\"pick_sliced\"")).unwrap_err();
     assert!(err.starts_with("traj_data.json"), "{err}");
+}
+
+#[test]
+fn an_object_in_no_receptacle_is_never_named_and_left_out() {
+    // Upstream names an object only through its receptacle (`inReceptacle`): the apple taken off the countertop in
+    // the file is nowhere in the text, nothing can be done with it, and a container holding it is never examined.
+    let (pddl, traj) = apple_game();
+    let apple = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
+    let counter = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
+    let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
+    let dining = "DiningTable_bar__plus_01_dot_10_bar__plus_00_dot_75_bar__minus_00_dot_30";
+    let gone = pddl.replacen(&format!("(inReceptacle {apple} {counter})"), "", 1);
+    let scene = scene_from_pddl(&gone, &traj).unwrap();
+    assert_eq!(scene.objects.len(), 1, "only the mug: {:?}", scene.objects);
+    let mut world = World::new(scene, GrammarVersion::V03);
+    assert_eq!(
+        world.execute("go to countertop 1").unwrap().1,
+        "You arrive at loc 4. On the countertop 1, you see nothing."
+    );
+    // The mug in no receptacle, the apple in it: the mug is never examined, so the apple is listed on the countertop.
+    let both = pddl.replacen(&format!("(inReceptacle {mug} {dining})"), "", 1).replacen(
+        "(:init",
+        &format!("(:init (inReceptacleObject {apple} {mug})"),
+        1,
+    );
+    let scene = scene_from_pddl(&both, &traj).unwrap();
+    assert_eq!((scene.objects.len(), scene.contained.len()), (1, 0));
+}
+
+/// The living room of `tests/data/pddl_fixtures`: fixtures, a teddybear, objects in no receptacle, bare class names.
+fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/pddl_fixtures")
+}
+
+#[test]
+fn upstreams_other_classes_play_as_upstream_shows_them() {
+    // Checked step by step against the real engine in `bridge_real.rs`.
+    use act_alfworld::ObjectClass as O;
+    let scene = load_scene(fixtures_dir().join("pick_and_place_simple-remotecontrol-sofa")).unwrap();
+    let classes: Vec<O> = scene.objects.iter().map(|o| o.class).collect();
+    // The paintings, the window, the boots and the light switch are in no receptacle: left out.
+    assert_eq!(classes, [O::HousePlant, O::RemoteControl, O::RemoteControl, O::TeddyBear, O::Television]);
+    let mut world = World::new(scene.clone(), GrammarVersion::V03);
+    assert!(world.intro().contains(
+        "you see a armchair 1, a drawer 1, a sidetable 1, a sofa 1, and a tvstand 1.\n\nYour task is to: put a \
+         remotecontrol in sofa."
+    ));
+    let admissible = |world: &World| -> Vec<String> { world.admissible().iter().map(|(t, _)| t.clone()).collect() };
+    let script = [
+        // A fixture is listed in its receptacle; nothing takes, uses or examines it.
+        ("go to sidetable 1", Some("You arrive at loc 5. On the sidetable 1, you see a houseplant 1.")),
+        ("take houseplant 1 from sidetable 1", None),
+        ("use houseplant 1", None),
+        ("examine houseplant 1", None),
+        ("go to tvstand 1", Some("You arrive at loc 4. On the tvstand 1, you see a television 1.")),
+        // A painting at the sofa's location, in no receptacle, is not next to it either.
+        ("go to sofa 1", Some("You arrive at loc 6. On the sofa 1, you see nothing.")),
+        ("look", Some("You are facing the sofa 1. Next to it, you see nothing.")),
+        // The teddybear is taken like any object, but no receptacle `canContain`s one: it is put down nowhere.
+        (
+            "go to armchair 1",
+            Some("You arrive at loc 3. On the armchair 1, you see a remotecontrol 1, and a teddybear 1."),
+        ),
+        ("take teddybear 1 from armchair 1", Some("You pick up the teddybear 1 from the armchair 1.")),
+        ("inventory", Some("You are carrying: a teddybear 1.")),
+        ("examine teddybear 1", Some("There's nothing special about teddybear 1.")),
+        ("put teddybear 1 in/on armchair 1", None),
+    ];
+    for (command, expected) in script {
+        assert_eq!(world.execute(command).map(|(_, f)| f).as_deref(), expected, "{command}");
+        assert!(!admissible(&world).iter().any(|a| a.contains("houseplant") || a.contains("television")), "{command}");
+    }
+    for place in ["armchair 1", "sofa 1", "drawer 1", "sidetable 1", "tvstand 1"] {
+        // Nothing happens for the armchair (already there) and for opening what has no door.
+        world.execute(&format!("go to {place}"));
+        world.execute(&format!("open {place}"));
+        assert!(!admissible(&world).iter().any(|a| a.starts_with("put ")), "{place}: {:?}", admissible(&world));
+    }
+    // Grammar 0.4 arrives by name.
+    let mut world = World::new(scene, GrammarVersion::V04);
+    let (_, arrival) = world.execute("go to tvstand 1").unwrap();
+    assert_eq!(arrival, "You arrive at tvstand 1. On the tvstand 1, you see a television 1.");
+    // The expert wins it in both grammars.
+    for grammar in [GrammarVersion::V03, GrammarVersion::V04] {
+        let config = AlfworldConfig::default().with_grammar(grammar).with_game_dir(fixtures_dir());
+        let mut env = AlfworldEnv::new(config).unwrap();
+        let trajectory = collect_expert_trajectory(&mut env, &TaskRef::index(Split::Train, 0), 0).unwrap();
+        assert!(trajectory.outcome.won, "{grammar}");
+    }
 }
 
 #[test]
