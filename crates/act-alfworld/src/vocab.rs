@@ -263,32 +263,11 @@ const FIXED: ClassMask = mask(&[
     O::Television,
     O::Window,
 ]);
-/// The classes upstream's `OBJECTS` has beyond the 58 the native vocabulary started with: the fixtures and four
-/// movables no `VAL_RECEPTACLE_OBJECTS` entry names (boots, papertowelroll, scrubbrush, teddybear: they can be taken,
-/// but no receptacle `canContain`s them, so they are never put down again).
-const UPSTREAM_ONLY: ClassMask = mask(&[
-    O::Bathtub,
-    O::Blinds,
-    O::Boots,
-    O::Chair,
-    O::Curtains,
-    O::Footstool,
-    O::HousePlant,
-    O::LaundryHamperLid,
-    O::LightSwitch,
-    O::Mirror,
-    O::Painting,
-    O::PaperTowelRoll,
-    O::Poster,
-    O::ScrubBrush,
-    O::ShowerDoor,
-    O::ShowerGlass,
-    O::Sink,
-    O::StoveKnob,
-    O::TeddyBear,
-    O::Television,
-    O::Window,
-]);
+/// The classes upstream's `OBJECTS` has beyond the 58 the native vocabulary started with: the fixtures but the
+/// lamps, and four movables no `VAL_RECEPTACLE_OBJECTS` entry names (boots, papertowelroll, scrubbrush, teddybear:
+/// they can be taken, but no receptacle `canContain`s them, so they are never put down again).
+const UPSTREAM_ONLY: ClassMask =
+    (FIXED & !TOGGLEABLE) | mask(&[O::Boots, O::PaperTowelRoll, O::ScrubBrush, O::TeddyBear]);
 
 const PROCEDURAL_LEN: usize = {
     let mut count = 0;
