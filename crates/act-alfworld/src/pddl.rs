@@ -689,26 +689,30 @@ mod tests {
 
         #[test]
         fn a_game_with_any_span_cut_out_loads_or_is_refused(start in 0usize..6000, len in 1usize..400) {
-            let start = start.min(APPLE_PDDL.len());
-            let end = (start + len).min(APPLE_PDDL.len());
-            let cut = format!("{}{}", &APPLE_PDDL[..start], &APPLE_PDDL[end..]);
-            if let Ok(scene) = scene_from_pddl(&cut, APPLE_TRAJ) {
-                // What loads is a playable world.
-                let world = crate::World::new(scene, crate::GrammarVersion::V03);
-                prop_assert!(!world.admissible().is_empty());
-            }
+            cut_game_loads_playable_or_is_refused(APPLE_PDDL, APPLE_TRAJ, start, len)?;
         }
 
         #[test]
         fn a_game_with_fixtures_and_any_span_cut_out_loads_or_is_refused(start in 0usize..6000, len in 1usize..400) {
-            let start = start.min(FIXTURES_PDDL.len());
-            let end = (start + len).min(FIXTURES_PDDL.len());
-            let cut = format!("{}{}", &FIXTURES_PDDL[..start], &FIXTURES_PDDL[end..]);
-            if let Ok(scene) = scene_from_pddl(&cut, FIXTURES_TRAJ) {
-                let world = crate::World::new(scene, crate::GrammarVersion::V03);
-                prop_assert!(!world.admissible().is_empty());
-            }
+            cut_game_loads_playable_or_is_refused(FIXTURES_PDDL, FIXTURES_TRAJ, start, len)?;
         }
+    }
+
+    /// `pddl` with `len` bytes cut out at `start` is refused, or loads as a playable world.
+    fn cut_game_loads_playable_or_is_refused(
+        pddl: &str,
+        traj: &str,
+        start: usize,
+        len: usize,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let start = start.min(pddl.len());
+        let end = (start + len).min(pddl.len());
+        let cut = format!("{}{}", &pddl[..start], &pddl[end..]);
+        if let Ok(scene) = scene_from_pddl(&cut, traj) {
+            let world = crate::World::new(scene, crate::GrammarVersion::V03);
+            prop_assert!(!world.admissible().is_empty());
+        }
+        Ok(())
     }
 
     #[test]

@@ -7,6 +7,12 @@ use std::path::{Path, PathBuf};
 use act_alfworld::{AlfworldConfig, AlfworldEnv, GrammarVersion, World, load_scene, scene_from_pddl};
 use act_core::{Environment, Split, TaskRef, collect_expert_trajectory};
 
+/// Ids of the repository's apple game (`apple_game`), as upstream's files spell them.
+const APPLE: &str = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
+const MUG: &str = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
+const DINING: &str = "DiningTable_bar__plus_01_dot_10_bar__plus_00_dot_75_bar__minus_00_dot_30";
+const COUNTER: &str = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
+
 fn games_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/pddl")
 }
@@ -74,10 +80,7 @@ fn an_object_inside_a_movable_receptacle_is_listed_by_it_and_lies_in_its_recepta
     // on the countertop beside the mug and taken from there; `examine mug 1` lists it wherever either goes, since
     // upstream's domain never changes `inReceptacleObject`.
     let (pddl, traj) = apple_game();
-    let apple = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
-    let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
-    let dining = "DiningTable_bar__plus_01_dot_10_bar__plus_00_dot_75_bar__minus_00_dot_30";
-    let counter = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
+    let (apple, mug, dining, counter) = (APPLE, MUG, DINING, COUNTER);
     let inside = pddl
         .replace(
             &format!("(inReceptacle {mug} {dining})"),
@@ -164,10 +167,9 @@ fn refused(from: &str, to: &str, expected: &str) {
 #[test]
 fn what_the_native_world_cannot_represent_is_refused_by_name() {
     let cabinet = "Cabinet_bar__minus_01_dot_50_bar__plus_00_dot_40_bar__plus_00_dot_90";
-    let counter = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
+    let counter = COUNTER;
     // Only a movable receptacle holds objects.
-    let apple = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
-    let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
+    let (apple, mug) = (APPLE, MUG);
     refused("(:init", &format!("(:init (inReceptacleObject {mug} {apple})"), "holds nothing");
     refused("(:init", &format!("(:init (inReceptacleObject {apple} mug_bar_9)"), "undeclared");
     // A class outside the vocabulary (upstream's whole `OBJECTS` list is in it; a game may still name another),
@@ -205,10 +207,7 @@ fn an_object_in_no_receptacle_is_never_named_and_left_out() {
     // Upstream names an object only through its receptacle (`inReceptacle`): the apple taken off the countertop in
     // the file is nowhere in the text, nothing can be done with it, and a container holding it is never examined.
     let (pddl, traj) = apple_game();
-    let apple = "Apple_bar__minus_01_dot_20_bar__plus_00_dot_95_bar__plus_00_dot_40";
-    let counter = "CounterTop_bar__minus_01_dot_20_bar__plus_00_dot_90_bar__plus_00_dot_40";
-    let mug = "Mug_bar__plus_01_dot_10_bar__plus_00_dot_80_bar__minus_00_dot_30";
-    let dining = "DiningTable_bar__plus_01_dot_10_bar__plus_00_dot_75_bar__minus_00_dot_30";
+    let (apple, counter, mug, dining) = (APPLE, COUNTER, MUG, DINING);
     let gone = pddl.replacen(&format!("(inReceptacle {apple} {counter})"), "", 1);
     let scene = scene_from_pddl(&gone, &traj).unwrap();
     assert_eq!(scene.objects.len(), 1, "only the mug: {:?}", scene.objects);
