@@ -4,7 +4,7 @@ use crate::commands::Command;
 use crate::config::SearchOrder;
 use crate::task::TaskType;
 use crate::vocab::ObjectClass;
-use crate::world::{Place, World};
+use crate::world::World;
 
 /// The expert's memory of one episode.
 ///
@@ -90,7 +90,7 @@ impl Expert {
     fn reveal(&mut self, world: &World, receptacle: usize) {
         self.checked[receptacle] = true;
         for (object, place) in world.state().places.iter().enumerate() {
-            if *place == Place::In(receptacle) {
+            if place.contains(receptacle) {
                 self.seen[object] = Some((receptacle, self.tick));
             } else if self.seen[object].is_some_and(|(r, _)| r == receptacle) {
                 self.seen[object] = None;
@@ -138,18 +138,16 @@ impl Expert {
             }
         }
         let parent = goal.receptacle?;
-        let in_parent = |o: usize| match state.places[o] {
-            Place::In(r) => scene.receptacles[r].class == parent,
-            Place::Held => false,
-        };
+        let parent_of = |o: usize| state.places[o].iter().find(|&r| scene.receptacles[r].class == parent);
         let placed_twin = (goal.task_type == TaskType::PickTwoObjAndPlace)
             .then(|| {
-                (0..scene.objects.len()).find(|&o| o != held && scene.objects[o].class == goal.object && in_parent(o))
+                (0..scene.objects.len())
+                    .find(|&o| o != held && scene.objects[o].class == goal.object && parent_of(o).is_some())
             })
             .flatten();
         let here_parent = world.here_receptacles().find(|&r| scene.receptacles[r].class == parent);
-        let destination = match (placed_twin.map(|o| state.places[o]), here_parent) {
-            (Some(Place::In(r)), _) => r,
+        let destination = match (placed_twin.and_then(parent_of), here_parent) {
+            (Some(r), _) => r,
             (_, Some(at)) => at,
             // Upstream searches the receptacles of that class last-listed first.
             _ => scene.receptacles.iter().rposition(|r| r.class == parent)?,
@@ -188,12 +186,13 @@ impl Expert {
         let scene = world.scene();
         let state = world.state();
         let goal = scene.goal;
+        // Not the held object, which an upstream game may still list in another receptacle; with `exclude_done`,
+        // not one already in a receptacle of the goal's class.
         let candidate = |o: usize| {
             scene.objects[o].class == class
-                && match state.places[o] {
-                    Place::Held => false,
-                    Place::In(r) => !(exclude_done && Some(scene.receptacles[r].class) == goal.receptacle),
-                }
+                && state.held != Some(o)
+                && !(exclude_done
+                    && state.places[o].iter().any(|r| Some(scene.receptacles[r].class) == goal.receptacle))
         };
         // Within reach: the receptacles at the agent's location (the one it went to first).
         let mut here: Vec<usize> = world.here_receptacles().collect();

@@ -27,11 +27,12 @@
 //! Same as upstream: every feedback string, list formatting, entity numbering and listing order,
 //! admissible commands (sorted, de-duplicated), "Nothing happens." for anything else (no state
 //! change, no step used), the six task types with both goal phrasings, the PDDL preconditions and
-//! effects, won/score/done, several receptacles at one location and objects inside movable containers in loaded
-//! games. Different: scenes are procedural rooms from upstream's vocabulary by default, one receptacle per location
-//! and nothing inside a container; upstream's game files play where they fit ([`load_scene`],
-//! [`AlfworldConfig::game_dir`], checked step by step against the real engine); the expert reads sub-goal progress
-//! from the state and is deterministic. See the crate README.
+//! effects, won/score/done; in loaded games also several receptacles at one location, objects inside movable
+//! containers or in several receptacles, drawers that do not open and objects off every list that `slice` still
+//! reaches. Different: scenes are procedural rooms from upstream's vocabulary by default, one receptacle per
+//! location and each object in one; upstream's game files play natively ([`load_scene`],
+//! [`AlfworldConfig::game_dir`]; all 274 of upstream's solvable valid games load, checked step by step against the
+//! real engine); the expert reads sub-goal progress from the state and is deterministic. See the crate README.
 //!
 //! # Training-data augmentation
 //! [`InstanceRenaming`] renames objects' instance numbers (`tomato 3` → `tomato 1`) consistently over an episode, so that a
@@ -72,4 +73,4 @@ pub use split::generate_game;
 pub use task::{Goal, TaskType, UnknownTaskType};
 pub use text::{HELP, NOTHING_HAPPENS, WELCOME};
 pub use vocab::{ObjectClass, ReceptacleClass};
-pub use world::{ObjectState, Place, World, WorldState};
+pub use world::{IndexSet, ObjectState, World, WorldState};

@@ -7,14 +7,19 @@
 //!
 //! Several receptacles may share a location (the native world reaches them all from there, as upstream does), and
 //! objects may be inside movable receptacles (`inReceptacleObject`, static upstream: `examine` of the container lists
-//! them, and they lie in their receptacle like any other object). Fixtures (houseplant, television, mirror...) in a
-//! receptacle are listed there and cannot be taken; objects in no receptacle (paintings, windows, light switches, the
-//! bare class names upstream's games declare) are never named by upstream's text and are left out. What the native
-//! world cannot represent yet is refused with an error that names the file and the fact: a class outside the native
-//! vocabulary (upstream's whole `OBJECTS` list is in it), a state flag set at the start, an object in no receptacle
-//! that a command could still reach (sliceable, or listed by a container), and affordance facts (`openable`,
-//! `pickupable`, `canContain`, `isReceptacleObject`, ...) that disagree with upstream's class tables the native world
-//! uses.
+//! them, and they lie in their receptacle like any other object). An object may be in several receptacles
+//! ([`Scene::also_in`](crate::Scene::also_in)), a drawer or cabinet may lack `openable`
+//! ([`Scene::not_openable`](crate::Scene::not_openable)), an object may start cool, and an object's stated location
+//! (`objectAtLocation`, which `slice` and `look` read) may differ from its receptacle's
+//! ([`Scene::at_locations`](crate::Scene::at_locations)). Fixtures (houseplant, television, mirror...) in a
+//! receptacle are listed there and cannot be taken. Of the objects in no receptacle (paintings, windows, light
+//! switches, the bare class names upstream's games declare), those a command reaches are kept off every list
+//! ([`Scene::floor`](crate::Scene::floor): a sliceable one where the agent can stand, one a placed container holds);
+//! the others are never named by upstream's text and are left out. What the native world cannot represent is refused
+//! with an error that names the file and the fact: a class outside the native vocabulary (upstream's whole `OBJECTS`
+//! list is in it), a state flag other than `isCool` set at the start, more than 128 receptacles or locations, and
+//! affordance facts (`pickupable`, `canContain`, `isReceptacleObject`, `openable` on a class that does not open, ...)
+//! that disagree with upstream's class tables the native world uses.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -25,6 +30,7 @@ use serde::Deserialize;
 use crate::scene::{ObjectEntity, ReceptacleEntity, RoomType, Scene};
 use crate::task::{Goal, TaskType};
 use crate::vocab::{ObjectClass, ReceptacleClass};
+use crate::world::IndexSet;
 
 /// A parsed s-expression.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -269,7 +275,7 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
             .map(|a| (a[0].clone(), a[1].clone()))
             .collect()
     };
-    for unsupported in ["ishot", "iscool", "isclean", "issliced", "istoggled", "ison", "opened", "isopen", "holds"] {
+    for unsupported in ["ishot", "isclean", "issliced", "istoggled", "ison", "opened", "isopen", "holds"] {
         if let Some(example) = facts.get(unsupported).and_then(|f| f.first()) {
             return Err(format!(
                 "`({unsupported} {})`: the native world does not represent this at the start of a game yet",
@@ -305,53 +311,64 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
         receptacles.push(ReceptacleEntity { class, number, location });
     }
 
-    let object_type = pairs("objecttype");
-    let in_receptacle = pairs("inreceptacle");
-    // Upstream lists an object in every receptacle that holds it; the native world puts each in one.
-    let mut holders: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for pair in facts.get("inreceptacle").into_iter().flatten().filter(|a| a.len() == 2) {
-        holders.entry(pair[0].as_str()).or_default().insert(pair[1].as_str());
-    }
-    if let Some((id, places)) = holders.iter().find(|(_, places)| places.len() > 1) {
-        let places: Vec<&str> = places.iter().copied().collect();
+    if receptacles.len() > IndexSet::CAPACITY {
         return Err(format!(
-            "object `{id}` is in {} receptacles (`inReceptacle`: {}); the native world puts an object in one",
-            places.len(),
-            places.join(", ")
+            "{} receptacles; the native world holds at most {}",
+            receptacles.len(),
+            IndexSet::CAPACITY
         ));
+    }
+
+    let object_type = pairs("objecttype");
+    // Every receptacle that holds each object: upstream lists an object in each of them.
+    let mut holders: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for pair in facts.get("inreceptacle").into_iter().flatten().filter(|a| a.len() == 2) {
+        let receptacle = *receptacle_index
+            .get(&pair[1])
+            .ok_or_else(|| format!("object `{}` is in `{}`, which is not a declared receptacle", pair[0], pair[1]))?;
+        holders.entry(pair[0].clone()).or_default().push(receptacle);
+    }
+    for places in holders.values_mut() {
+        places.sort_unstable();
+        places.dedup();
     }
     let stated = |predicate: &str, id: &str| {
         facts.get(predicate).is_some_and(|f| f.iter().any(|a| a.first().map(String::as_str) == Some(id)))
     };
     // Upstream's text names an object only through the receptacle it is in (`inReceptacle`: "On the dresser 1, you
-    // see a houseplant 1"), and every command on an object needs that fact or the object in hand. An object in no
-    // receptacle is never named and nothing reaches it: the paintings, windows and light switches of upstream's
-    // games (only at a location), the bare class names they declare as objects (`HousePlant - object`, no facts at
-    // all). Such objects are left out of the scene, whatever their class; their ids still count in their class's
-    // numbering, as upstream's demangler counts them. The one command that reaches an object by its location,
-    // `slice`, refuses the game when such an object lies where the agent can stand.
-    let (placed_ids, unplaced_ids): (Vec<String>, Vec<String>) =
-        object_ids.iter().cloned().partition(|id| in_receptacle.contains_key(id));
-    let object_at = pairs("objectatlocation");
+    // see a houseplant 1"), and almost every command on an object needs that fact or the object in hand. Of the
+    // objects in no receptacle (the paintings, windows and light switches of upstream's games, only at a location;
+    // the bare class names they declare as objects, `HousePlant - object`, with no facts at all), the scene keeps
+    // those a command still reaches, as [`Scene::floor`]: a sliceable one where the agent can stand (`slice` needs
+    // only `objectAtLocation`), and one a placed container holds (its `examine` lists it). The others are left out;
+    // their ids still count in their class's numbering, as upstream's demangler counts them.
+    let mut located: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for pair in facts.get("objectatlocation").into_iter().flatten().filter(|a| a.len() == 2) {
+        located.entry(pair[0].as_str()).or_default().push(pair[1].as_str());
+    }
     let agent_at = pairs("atlocation");
     let standing: BTreeSet<&String> = at_location.values().chain(agent_at.values()).collect();
-    let within_reach = |id: &String| object_at.get(id).is_some_and(|l| standing.contains(l));
-    if let Some(id) = unplaced_ids.iter().find(|id| stated("sliceable", id) && within_reach(id)) {
-        return Err(format!(
-            "`(sliceable {id})` is in no receptacle, where the agent can stand: upstream slices it there, by its \
-             location, which the native world does not track yet"
-        ));
-    }
+    let within_reach =
+        |id: &String| located.get(id.as_str()).is_some_and(|ls| ls.iter().any(|l| standing.contains(&l.to_string())));
+    let held_by_placed = |id: &String| {
+        facts
+            .get("inreceptacleobject")
+            .into_iter()
+            .flatten()
+            .any(|a| a.len() == 2 && a[0] == *id && holders.contains_key(&a[1]))
+    };
+    let kept_ids: Vec<String> = object_ids
+        .iter()
+        .filter(|id| holders.contains_key(*id) || (stated("sliceable", id) && within_reach(id)) || held_by_placed(id))
+        .cloned()
+        .collect();
     let mut objects = Vec::new();
-    for id in &placed_ids {
+    for id in &kept_ids {
         let class_name = object_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
         let class = ObjectClass::from_name(&class_name)
             .ok_or_else(|| format!("object `{id}`: class `{class_name}` is not in the native vocabulary"))?;
         shown_as(id, class.name())?;
-        let holder = &in_receptacle[id];
-        let receptacle = *receptacle_index
-            .get(holder)
-            .ok_or_else(|| format!("object `{id}` is in `{holder}`, which is not a declared receptacle"))?;
+        let receptacle = holders.get(id).map_or(0, |places| places[0]);
         objects.push(ObjectEntity { class, number: numbers[id], receptacle });
     }
     // Listing order; the contained pairs are found again by class and number.
@@ -360,7 +377,10 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
     let position: BTreeMap<usize, usize> = order.iter().enumerate().map(|(new, &old)| (old, new)).collect();
     let objects: Vec<ObjectEntity> = order.iter().map(|&i| objects[i].clone()).collect();
     let object_index: BTreeMap<&str, usize> =
-        placed_ids.iter().enumerate().map(|(i, id)| (id.as_str(), position[&i])).collect();
+        kept_ids.iter().enumerate().map(|(i, id)| (id.as_str(), position[&i])).collect();
+    let mut floor: Vec<usize> =
+        kept_ids.iter().filter(|id| !holders.contains_key(*id)).map(|id| object_index[id.as_str()]).collect();
+    floor.sort_unstable();
     let mut contained = Vec::new();
     for pair in facts.get("inreceptacleobject").into_iter().flatten() {
         let [inner, outer] = pair.as_slice() else {
@@ -370,44 +390,107 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
             return Err(format!("`(inReceptacleObject {inner} {outer})` names an undeclared object"));
         }
         // A container in no receptacle is never examined: what it holds is never listed.
-        let Some(&c) = object_index.get(outer.as_str()) else { continue };
-        let Some(&o) = object_index.get(inner.as_str()) else {
-            return Err(format!(
-                "`(inReceptacleObject {inner} {outer})`: `examine` would list `{inner}`, which is in no receptacle; \
-                 the native world lists only objects it places"
-            ));
-        };
+        if !holders.contains_key(outer) {
+            continue;
+        }
+        let (c, o) = (object_index[outer.as_str()], object_index[inner.as_str()]);
         if !objects[c].class.receptacle_object() {
             return Err(format!("`(inReceptacleObject {inner} {outer})`: a {} holds nothing", objects[c].class));
         }
         contained.push((o, c));
     }
     contained.sort_unstable();
+    let mut also_in: Vec<(usize, usize)> = kept_ids
+        .iter()
+        .filter_map(|id| holders.get(id).map(|places| (id, places)))
+        .flat_map(|(id, places)| places[1..].iter().map(|&r| (object_index[id.as_str()], r)))
+        .collect();
+    also_in.sort_unstable();
+    // Where objects are (`objectAtLocation`), stated where it is not the receptacle's location.
+    let mut at_locations = Vec::new();
+    for id in &kept_ids {
+        let o = object_index[id.as_str()];
+        let mut stated: Vec<u16> = Vec::new();
+        for location in located.get(id.as_str()).into_iter().flatten() {
+            stated.push(*numbers.get(*location).ok_or_else(|| {
+                format!("`(objectAtLocation {id} {location})`: `{location}` is not a declared location")
+            })?);
+        }
+        stated.sort_unstable();
+        stated.dedup();
+        let derived = holders.get(id).map(|places| receptacles[places[0]].location);
+        if stated.as_slice() != derived.as_slice() {
+            at_locations.extend(stated.into_iter().map(|l| (o, l)));
+        }
+    }
+    at_locations.sort_unstable();
+    let highest = receptacles.iter().map(|r| r.location).chain(at_locations.iter().map(|&(_, l)| l)).max();
+    if highest.is_some_and(|l| usize::from(l) >= IndexSet::CAPACITY) {
+        return Err(format!(
+            "location numbers up to {}; the native world holds at most {}",
+            highest.unwrap_or(0),
+            IndexSet::CAPACITY - 1
+        ));
+    }
 
-    check_affordances(&facts, &receptacles, &objects, &receptacle_ids, &placed_ids, &receptacle_type, &object_type)?;
-    Ok(Scene { room: room_of(&receptacles), layout: 0, receptacles, objects, goal, contained })
+    // Objects that start cool; a cool object the scene leaves out does not matter.
+    let mut start_cool: Vec<usize> = facts
+        .get("iscool")
+        .into_iter()
+        .flatten()
+        .filter_map(|a| a.first().and_then(|id| object_index.get(id.as_str()).copied()))
+        .collect();
+    start_cool.sort_unstable();
+    start_cool.dedup();
+    let not_openable = check_affordances(
+        &facts,
+        &receptacles,
+        &objects,
+        &receptacle_index,
+        &kept_ids,
+        &receptacle_type,
+        &object_type,
+    )?;
+    Ok(Scene {
+        room: room_of(&receptacles),
+        layout: 0,
+        receptacles,
+        objects,
+        goal,
+        contained,
+        also_in,
+        not_openable,
+        start_cool,
+        floor,
+        at_locations,
+    })
 }
 
 /// The game's affordance facts must be what upstream's class tables (which the native world uses) say, for the
-/// receptacles and the objects the scene places (`object_ids`).
+/// receptacles and the objects the scene places (`object_ids`), but for receptacles of an openable class that the
+/// game leaves without `openable` (upstream's games have such drawers and cabinets): their indices (into
+/// `receptacles`, sorted) are returned.
 fn check_affordances(
     facts: &BTreeMap<String, Vec<Vec<String>>>,
     receptacles: &[ReceptacleEntity],
     objects: &[ObjectEntity],
-    receptacle_ids: &[String],
+    receptacle_index: &BTreeMap<String, usize>,
     object_ids: &[String],
     receptacle_type: &BTreeMap<String, String>,
     object_type: &BTreeMap<String, String>,
-) -> Result<(), String> {
+) -> Result<Vec<usize>, String> {
     let holds = |predicate: &str, id: &str| {
         facts.get(predicate).is_some_and(|f| f.iter().any(|a| a.first().map(String::as_str) == Some(id)))
     };
-    for id in receptacle_ids {
+    let mut not_openable = Vec::new();
+    for (id, &index) in receptacle_index {
         let class = ReceptacleClass::from_name(
             &receptacle_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id)),
         )
         .expect("checked when the receptacles were read");
-        if holds("openable", id) != class.openable() {
+        if class.openable() && !holds("openable", id) {
+            not_openable.push(index);
+        } else if holds("openable", id) != class.openable() {
             return Err(format!(
                 "`(openable {id})` is {} but upstream's table says {class} is{} openable",
                 holds("openable", id),
@@ -467,7 +550,8 @@ fn check_affordances(
             }
         }
     }
-    Ok(())
+    not_openable.sort_unstable();
+    Ok(not_openable)
 }
 
 /// An entity id that upstream's demangler names `class` with the `rank`-th highest number among `count` (rank 0:
@@ -549,12 +633,12 @@ pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
         *count = (*count).max(o.number as usize);
     }
     let mut receptacle_ids = Vec::new();
-    for r in &scene.receptacles {
+    for (index, r) in scene.receptacles.iter().enumerate() {
         let id = entity_id(r.class.name(), receptacle_count[&r.class] - r.number as usize);
         objects.push(format!("{id} - receptacle"));
         init.push(format!("(receptacleType {id} {}type)", r.class.name()));
         init.push(format!("(receptacleAtLocation {id} {})", location_id(r.location as usize)));
-        if r.class.openable() {
+        if scene.openable(index) {
             init.push(format!("(openable {id})"));
         }
         receptacle_ids.push(id);
@@ -579,9 +663,20 @@ pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
                 init.push(format!("({predicate} {id})"));
             }
         }
-        let holder = &scene.receptacles[o.receptacle];
-        init.push(format!("(inReceptacle {id} {})", receptacle_ids[o.receptacle]));
-        init.push(format!("(objectAtLocation {id} {})", location_id(holder.location as usize)));
+    }
+    for (o, id) in object_ids.iter().enumerate() {
+        if scene.floor.binary_search(&o).is_err() {
+            init.push(format!("(inReceptacle {id} {})", receptacle_ids[scene.objects[o].receptacle]));
+        }
+        for location in scene.start_locations(o) {
+            init.push(format!("(objectAtLocation {id} {})", location_id(location as usize)));
+        }
+    }
+    for &o in &scene.start_cool {
+        init.push(format!("(isCool {})", object_ids[o]));
+    }
+    for &(o, r) in &scene.also_in {
+        init.push(format!("(inReceptacle {} {})", object_ids[o], receptacle_ids[r]));
     }
     for &(inner, outer) in &scene.contained {
         init.push(format!("(inReceptacleObject {} {})", object_ids[inner], object_ids[outer]));

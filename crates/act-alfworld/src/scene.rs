@@ -354,6 +354,34 @@ pub struct Scene {
     /// other. The procedural scenes have none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contained: Vec<(usize, usize)>,
+    /// Further receptacles objects start in, beyond [`ObjectEntity::receptacle`]: pairs of (object, receptacle),
+    /// sorted. Upstream's games sometimes state an object in several receptacles (`inReceptacle`: a pan on two
+    /// stoveburners, a mug in the coffeemachine and on the countertop); upstream's domain then lists it in each,
+    /// `take` removes only the fact of the receptacle it is taken from (the object stays listed in the others,
+    /// even while held), and `put` adds one. A loaded game's [`ObjectEntity::receptacle`] is the first of an
+    /// object's receptacles in listing order. The procedural scenes have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<(usize, usize)>,
+    /// Receptacles of an openable class that the game does not make openable (no `openable` fact, as for some
+    /// drawers and cabinets in upstream's games): they are surfaces, seen and reached without opening. Sorted; the
+    /// procedural scenes have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_openable: Vec<usize>,
+    /// Objects that start cool (`isCool`: what a fridge holds in upstream's games). Sorted; the procedural scenes
+    /// have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_cool: Vec<usize>,
+    /// Objects that start in no receptacle, sorted: upstream's text never names them and nothing takes them, but
+    /// `slice` reaches a sliceable one at its location and `examine` of a container lists one it holds
+    /// ([`Scene::contained`]). Their [`ObjectEntity::receptacle`] means nothing; their location, if any, is in
+    /// [`Scene::at_locations`]. The procedural scenes have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub floor: Vec<usize>,
+    /// Where objects start when it is not their receptacle's location (upstream's `objectAtLocation`, which
+    /// `slice` and `look` read): (object, location number) pairs, sorted. Any other object starts at the location
+    /// of its [`ObjectEntity::receptacle`]. The procedural scenes have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub at_locations: Vec<(usize, u16)>,
 }
 
 /// How many instances of the target class a goal may need.
@@ -362,6 +390,31 @@ const MAX_TARGET_INSTANCES: u8 = 4;
 const MAX_OTHER_INSTANCES: u8 = 3;
 
 impl Scene {
+    /// Whether receptacle `r` opens and closes: its class's table, unless the game says otherwise
+    /// ([`Scene::not_openable`]).
+    pub fn openable(&self, r: usize) -> bool {
+        self.receptacles[r].class.openable() && self.not_openable.binary_search(&r).is_err()
+    }
+
+    /// The receptacles object `o` starts in: [`ObjectEntity::receptacle`], then any of [`Scene::also_in`]; none for
+    /// an object of [`Scene::floor`].
+    pub fn start_receptacles(&self, o: usize) -> impl Iterator<Item = usize> + '_ {
+        let on_floor = self.floor.binary_search(&o).is_ok();
+        let first = (!on_floor).then_some(self.objects[o].receptacle);
+        let also = self.also_in.iter().filter(move |(object, _)| *object == o).map(|&(_, r)| r);
+        first.into_iter().chain(also)
+    }
+
+    /// The location numbers object `o` starts at: those of [`Scene::at_locations`] if it has any there, else its
+    /// receptacle's (none for an object of [`Scene::floor`]).
+    pub fn start_locations(&self, o: usize) -> impl Iterator<Item = u16> + '_ {
+        let stated = self.at_locations.iter().filter(move |(object, _)| *object == o).map(|&(_, l)| l);
+        let derived = (self.floor.binary_search(&o).is_err()
+            && !self.at_locations.iter().any(|(object, _)| *object == o))
+        .then(|| self.receptacles[self.objects[o].receptacle].location);
+        stated.chain(derived)
+    }
+
     /// Draws a scene of `task_type` in `layout`; `None` when the layout cannot host that task.
     pub fn generate(layout: &Layout, task_type: TaskType, seed: u64) -> Option<Scene> {
         let mut rng = rng_from_seed(seed);
@@ -412,7 +465,19 @@ impl Scene {
             objects.push(ObjectEntity { class: lamp, number: 1, receptacle });
         }
         objects.sort_by(|a, b| a.class.cmp(&b.class).then(b.number.cmp(&a.number)));
-        Some(Scene { room: layout.room, layout: layout.number, receptacles, objects, goal, contained: Vec::new() })
+        Some(Scene {
+            room: layout.room,
+            layout: layout.number,
+            receptacles,
+            objects,
+            goal,
+            contained: Vec::new(),
+            also_in: Vec::new(),
+            not_openable: Vec::new(),
+            start_cool: Vec::new(),
+            floor: Vec::new(),
+            at_locations: Vec::new(),
+        })
     }
 }
 

@@ -7,13 +7,69 @@ use crate::task::TaskType;
 use crate::text::{self, ObjectLook, ReceptacleView};
 use crate::vocab::ReceptacleClass;
 
-/// Where an object is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Place {
-    /// In (or on) the receptacle with this index.
-    In(usize),
-    /// In the agent's hand.
-    Held,
+/// A set of small indices below [`IndexSet::CAPACITY`], one bit each: the receptacles an object is in (upstream's
+/// `inReceptacle` facts: usually one, none while held, several where a game states so, [`Scene::also_in`]), or the
+/// locations it is at (`objectAtLocation`, by location number). A scene has at most that many receptacles and
+/// locations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct IndexSet(u128);
+
+impl IndexSet {
+    /// The most receptacles, and the highest location number plus one, a scene may have (upstream's rooms have at
+    /// most about 60 of either).
+    pub const CAPACITY: usize = 128;
+
+    /// The set holding `index` only.
+    pub fn one(index: usize) -> Self {
+        IndexSet(1 << index)
+    }
+
+    /// Whether `index` is in the set.
+    pub fn contains(self, index: usize) -> bool {
+        self.0 >> index & 1 == 1
+    }
+
+    /// Adds `index`.
+    pub fn insert(&mut self, index: usize) {
+        self.0 |= 1 << index;
+    }
+
+    /// Removes `index`.
+    pub fn remove(&mut self, index: usize) {
+        self.0 &= !(1 << index);
+    }
+
+    /// Adds every index of `other`.
+    pub fn insert_all(&mut self, other: IndexSet) {
+        self.0 |= other.0;
+    }
+
+    /// Removes every index of `other`.
+    pub fn remove_all(&mut self, other: IndexSet) {
+        self.0 &= !other.0;
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether the two sets share an index.
+    pub fn intersects(self, other: IndexSet) -> bool {
+        self.0 & other.0 != 0
+    }
+
+    /// The indices, in increasing order.
+    pub fn iter(self) -> impl Iterator<Item = usize> {
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let r = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                r
+            })
+        })
+    }
 }
 
 /// The state flags of one object.
@@ -46,8 +102,14 @@ pub struct ObjectState {
 pub struct WorldState {
     /// Whether each receptacle is open.
     pub open: Vec<bool>,
-    /// Where each object is.
-    pub places: Vec<Place>,
+    /// The receptacles each object is in.
+    pub places: Vec<IndexSet>,
+    /// Per object, the receptacles it was taken from and not put back into since (the `not_inReceptacle` facts
+    /// upstream's engine asserts when `take` removes `inReceptacle`).
+    pub taken_from: Vec<IndexSet>,
+    /// Per object, the location numbers it is at (`objectAtLocation`: where it started, less where it was taken,
+    /// plus where it was put down), which `slice` and `look` read.
+    pub at: Vec<IndexSet>,
     /// Each object's flags.
     pub objects: Vec<ObjectState>,
     /// The receptacle the agent went to last (it stands at its location, with every receptacle there); `None` in
@@ -91,8 +153,24 @@ impl World {
         };
         let state = WorldState {
             open: vec![false; scene.receptacles.len()],
-            places: scene.objects.iter().map(|o| Place::In(o.receptacle)).collect(),
-            objects: vec![ObjectState::default(); scene.objects.len()],
+            places: (0..scene.objects.len())
+                .map(|o| {
+                    let mut set = IndexSet::default();
+                    scene.start_receptacles(o).for_each(|r| set.insert(r));
+                    set
+                })
+                .collect(),
+            taken_from: vec![IndexSet::default(); scene.objects.len()],
+            at: (0..scene.objects.len())
+                .map(|o| {
+                    let mut set = IndexSet::default();
+                    scene.start_locations(o).for_each(|l| set.insert(usize::from(l)));
+                    set
+                })
+                .collect(),
+            objects: (0..scene.objects.len())
+                .map(|o| ObjectState { cool: scene.start_cool.binary_search(&o).is_ok(), ..ObjectState::default() })
+                .collect(),
             agent: None,
             held: None,
         };
@@ -195,14 +273,38 @@ impl World {
         (0..self.scene.receptacles.len()).filter(|&r| self.here(r))
     }
 
+    /// The receptacles where the agent stands, as a set.
+    fn here_set(&self) -> IndexSet {
+        let mut set = IndexSet::default();
+        self.here_receptacles().for_each(|r| set.insert(r));
+        set
+    }
+
+    /// The agent's location number (`None` in the middle of the room).
+    fn agent_location(&self) -> Option<usize> {
+        self.state.agent.map(|r| usize::from(self.scene.receptacles[r].location))
+    }
+
+    /// What `look` lists "next to" the agent: upstream's objects at the agent's location (`objectAtLocation`) that
+    /// are not in one of the receptacles there (`not_inReceptacle`, a fact upstream's engine holds only once `take`
+    /// removed the object from that receptacle). So: objects taken from a receptacle here and put down again here,
+    /// in another receptacle of the location (several receptacles share a location in real games). In listing order.
+    pub fn next_to_agent(&self) -> impl Iterator<Item = usize> + '_ {
+        let here = self.here_set();
+        let location = self.agent_location();
+        let state = &self.state;
+        (0..self.scene.objects.len())
+            .filter(move |&o| location.is_some_and(|l| state.at[o].contains(l)) && state.taken_from[o].intersects(here))
+    }
+
     /// Whether the receptacle's inside can be seen and reached (not openable, or open).
     pub fn accessible(&self, receptacle: usize) -> bool {
-        !self.scene.receptacles[receptacle].class.openable() || self.state.open[receptacle]
+        !self.scene.openable(receptacle) || self.state.open[receptacle]
     }
 
     /// Objects in `receptacle`, in listing order.
     pub fn contents(&self, receptacle: usize) -> impl Iterator<Item = usize> + '_ {
-        self.state.places.iter().enumerate().filter(move |(_, p)| **p == Place::In(receptacle)).map(|(i, _)| i)
+        self.state.places.iter().enumerate().filter(move |(_, p)| p.contains(receptacle)).map(|(i, _)| i)
     }
 
     fn receptacle_class(&self, receptacle: usize) -> ReceptacleClass {
@@ -210,7 +312,7 @@ impl World {
     }
 
     fn push_view(&self, out: &mut String, receptacle: usize) {
-        let view = match (self.receptacle_class(receptacle).openable(), self.state.open[receptacle]) {
+        let view = match (self.scene.openable(receptacle), self.state.open[receptacle]) {
             (false, _) => ReceptacleView::Surface,
             (true, true) => ReceptacleView::Open,
             (true, false) => ReceptacleView::Closed,
@@ -252,7 +354,9 @@ impl World {
                         }
                         out.push_str(&names.receptacles[r]);
                     }
-                    out.push_str(". Next to it, you see nothing.");
+                    out.push_str(". Next to it, you see ");
+                    text::push_list(&mut out, self.next_to_agent().map(|o| names.objects[o].as_str()));
+                    out.push('.');
                 }
                 None => out.push_str("You are in the middle of a room. Looking quickly around you, you see nothing."),
             },
@@ -292,7 +396,12 @@ impl World {
                 out.push('.');
             }
             Command::Take { object, receptacle } => {
-                self.state.places[object] = Place::Held;
+                // Upstream removes this receptacle's fact only: an object a game put in several stays in the others.
+                self.state.places[object].remove(receptacle);
+                self.state.taken_from[object].insert(receptacle);
+                if let Some(location) = self.agent_location() {
+                    self.state.at[object].remove(location);
+                }
                 self.state.held = Some(object);
                 out.push_str("You pick up the ");
                 out.push_str(&names.objects[object]);
@@ -301,7 +410,11 @@ impl World {
                 out.push('.');
             }
             Command::Put { object, receptacle } => {
-                self.state.places[object] = Place::In(receptacle);
+                self.state.places[object].insert(receptacle);
+                self.state.taken_from[object].remove(receptacle);
+                if let Some(location) = self.agent_location() {
+                    self.state.at[object].insert(location);
+                }
                 self.state.held = None;
                 let (verb, preposition) = match self.grammar {
                     GrammarVersion::V03 => ("You put the ", " in/on the "),
@@ -385,27 +498,25 @@ impl World {
     pub fn goal_satisfied(&self) -> bool {
         let goal = &self.scene.goal;
         let objects = &self.scene.objects;
-        let in_target = |o: usize| match self.state.places[o] {
-            Place::In(r) => Some(self.receptacle_class(r)) == goal.receptacle,
-            Place::Held => false,
-        };
+        let in_target =
+            |o: usize| self.state.places[o].iter().any(|r| Some(self.receptacle_class(r)) == goal.receptacle);
         let targets = || (0..objects.len()).filter(|&o| objects[o].class == goal.object);
         match goal.task_type {
             TaskType::PickAndPlaceSimple => targets().any(in_target),
             TaskType::PickCleanThenPlaceInRecep => targets().any(|o| in_target(o) && self.state.objects[o].clean),
             TaskType::PickHeatThenPlaceInRecep => targets().any(|o| in_target(o) && self.state.objects[o].hot),
             TaskType::PickCoolThenPlaceInRecep => targets().any(|o| in_target(o) && self.state.objects[o].cool),
-            TaskType::PickTwoObjAndPlace => targets().filter(|&o| in_target(o)).any(|o| {
-                let place = self.state.places[o];
-                targets().any(|other| other != o && self.state.places[other] == place)
-            }),
+            // Two objects of the class in one receptacle of the target class.
+            TaskType::PickTwoObjAndPlace => (0..self.scene.receptacles.len())
+                .filter(|&r| Some(self.receptacle_class(r)) == goal.receptacle)
+                .any(|r| targets().filter(|&o| self.state.places[o].contains(r)).nth(1).is_some()),
             TaskType::LookAtObjInLight => {
                 let holding = self.state.held.is_some_and(|h| objects[h].class == goal.object);
                 // A toggled lamp in a receptacle at the agent's location (the PDDL goal's `receptacleAtLocation`).
                 let lit = (0..objects.len()).any(|o| {
                     Some(objects[o].class) == goal.lamp
                         && self.state.objects[o].toggled
-                        && matches!(self.state.places[o], Place::In(r) if self.here(r))
+                        && self.state.places[o].iter().any(|r| self.here(r))
                 });
                 holding && lit
             }
@@ -422,10 +533,10 @@ impl World {
             push(&mut keyed, Command::Help);
         }
         let state = &self.state;
-        for (r, receptacle) in self.scene.receptacles.iter().enumerate() {
+        for r in 0..self.scene.receptacles.len() {
             if self.here(r) {
                 push(&mut keyed, Command::ExamineReceptacle { receptacle: r });
-                if receptacle.class.openable() {
+                if self.scene.openable(r) {
                     push(
                         &mut keyed,
                         if state.open[r] { Command::Close { receptacle: r } } else { Command::Open { receptacle: r } },
@@ -440,7 +551,7 @@ impl World {
             let accessible = self.accessible(at);
             let held_class = state.held.map(|h| self.scene.objects[h].class);
             for (o, object) in self.scene.objects.iter().enumerate() {
-                if state.places[o] != Place::In(at) {
+                if !state.places[o].contains(at) {
                     continue;
                 }
                 if accessible && state.held.is_none() && object.class.pickupable() {
@@ -448,12 +559,6 @@ impl World {
                 }
                 if object.class.toggleable() {
                     push(&mut keyed, Command::Use { object: o });
-                }
-                if let Some(knife) = state.held
-                    && held_class.is_some_and(|c| c.sharp())
-                    && object.class.sliceable()
-                {
-                    push(&mut keyed, Command::Slice { object: o, knife });
                 }
             }
             if let (Some(h), Some(hc)) = (state.held, held_class) {
@@ -471,6 +576,16 @@ impl World {
                         push(&mut keyed, Command::Clean { object: h, receptacle: at })
                     }
                     _ => {}
+                }
+            }
+        }
+        // Upstream slices an object at the agent's location (`objectAtLocation`), in a receptacle or not.
+        if let (Some(knife), Some(location)) = (state.held, self.agent_location())
+            && self.scene.objects[knife].class.sharp()
+        {
+            for (o, object) in self.scene.objects.iter().enumerate() {
+                if object.class.sliceable() && state.at[o].contains(location) {
+                    push(&mut keyed, Command::Slice { object: o, knife });
                 }
             }
         }
@@ -496,5 +611,29 @@ impl World {
         }
         self.admissible = list;
         self.scratch = keyed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IndexSet;
+
+    #[test]
+    fn receptacle_sets_hold_indices_up_to_their_capacity() {
+        let mut set = IndexSet::one(3);
+        set.insert(IndexSet::CAPACITY - 1);
+        set.insert(0);
+        assert_eq!(set.iter().collect::<Vec<_>>(), [0, 3, IndexSet::CAPACITY - 1]);
+        assert!(set.contains(3) && !set.contains(4));
+        set.remove(3);
+        set.remove(5);
+        assert_eq!(set.iter().collect::<Vec<_>>(), [0, IndexSet::CAPACITY - 1]);
+        assert!(set.intersects(IndexSet::one(0)) && !set.intersects(IndexSet::one(1)));
+        let mut other = IndexSet::one(1);
+        other.insert_all(set);
+        other.remove_all(IndexSet::one(0));
+        assert_eq!(other.iter().collect::<Vec<_>>(), [1, IndexSet::CAPACITY - 1]);
+        other.remove_all(other);
+        assert!(other.is_empty() && IndexSet::default().iter().next().is_none());
     }
 }

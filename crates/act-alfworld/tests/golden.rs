@@ -38,6 +38,11 @@ fn kitchen() -> Scene {
             phrasing: 0,
         },
         contained: Vec::new(),
+        also_in: Vec::new(),
+        not_openable: Vec::new(),
+        start_cool: Vec::new(),
+        floor: Vec::new(),
+        at_locations: Vec::new(),
     }
 }
 
@@ -56,6 +61,11 @@ fn bedroom() -> Scene {
             phrasing: 1,
         },
         contained: Vec::new(),
+        also_in: Vec::new(),
+        not_openable: Vec::new(),
+        start_cool: Vec::new(),
+        floor: Vec::new(),
+        at_locations: Vec::new(),
     }
 }
 
