@@ -38,7 +38,8 @@ fn mutate(command: &str, how: u8, noise: &str) -> String {
 }
 
 /// A procedural game with what upstream's games add (`mask` picks which): objects in a second receptacle (bit 0),
-/// drawers and cabinets without `openable` (bit 1), objects that start cool (bit 2).
+/// drawers and cabinets without `openable` (bit 1), objects that start cool (bit 2), a sliceable object in no
+/// receptacle (bit 3).
 fn upstream_like(split: Split, index: usize, mask: u8) -> act_alfworld::Scene {
     let mut scene = act_alfworld::generate_game(&AlfworldConfig::default(), split, index).unwrap();
     let n = scene.receptacles.len();
@@ -57,6 +58,18 @@ fn upstream_like(split: Split, index: usize, mask: u8) -> act_alfworld::Scene {
     if mask & 4 != 0 {
         scene.start_cool = (0..scene.objects.len()).filter(|&o| scene.objects[o].class.coolable()).collect();
     }
+    if mask & 8 != 0 {
+        let target = scene.goal.object;
+        let sliceable = (0..scene.objects.len()).find(|&o| {
+            let class = scene.objects[o].class;
+            class.sliceable() && class != target && !scene.also_in.iter().any(|p| p.0 == o)
+        });
+        if let Some(o) = sliceable {
+            scene.floor = vec![o];
+            scene.at_locations = vec![(o, scene.receptacles[0].location)];
+            scene.start_cool.retain(|&c| c != o);
+        }
+    }
     scene
 }
 
@@ -67,7 +80,7 @@ proptest! {
     fn the_expert_wins_games_with_upstreams_extra_facts_from_any_reachable_state(
         split in split_strategy(),
         index in 0usize..134,
-        mask in 1u8..8,
+        mask in 1u8..16,
         grammar in grammar_strategy(),
         picks in prop::collection::vec(any::<prop::sample::Index>(), 0..10),
     ) {
@@ -79,8 +92,10 @@ proptest! {
             world.apply(command);
             expert.observe(&world, command);
             let state = world.state();
-            // Only a held object may be in no receptacle.
-            prop_assert!((0..state.places.len()).all(|o| state.held == Some(o) || !state.places[o].is_empty()));
+            // Only a held object, or one that started on the floor, is in no receptacle.
+            let floor = &world.scene().floor;
+            let placed = |o: usize| state.held == Some(o) || floor.contains(&o) || !state.places[o].is_empty();
+            prop_assert!((0..state.places.len()).all(placed));
         }
         for _ in 0..200 {
             let Some(command) = expert.next_command(&world) else { break };
