@@ -47,9 +47,10 @@ impl Episode {
     /// Appends the memory line (`config.memory_line`) to `observation`.
     fn remember(&self, config: &AlfworldConfig, mut observation: String) -> String {
         if config.memory_line {
-            let receptacles = &self.world.scene().receptacles;
-            let unvisited =
-                receptacles.iter().zip(&self.visited).filter(|(_, v)| !**v).map(|(r, _)| (r.class.name(), r.number));
+            let scene = self.world.scene();
+            let unvisited = (0..scene.receptacles.len())
+                .filter(|&r| !self.visited[r])
+                .map(|r| (scene.named_class(r).name(), scene.receptacles[r].number));
             observation.push_str("\nUnvisited: ");
             push_ranges(&mut observation, unvisited);
             observation.push('.');

@@ -292,22 +292,34 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
     let at_location = pairs("receptacleatlocation");
     let mut receptacles = Vec::new();
     let mut receptacle_index: BTreeMap<String, usize> = BTreeMap::new();
-    let mut listed: Vec<(ReceptacleClass, u16, u16, String)> = Vec::new();
+    let mut listed: Vec<(ReceptacleClass, u16, u16, String, ReceptacleClass)> = Vec::new();
     for id in &receptacle_ids {
         let class_name = receptacle_type.get(id).map(|t| type_name(t)).unwrap_or_else(|| demangled_class(id));
         let class = ReceptacleClass::from_name(&class_name)
             .ok_or_else(|| format!("receptacle `{id}`: class `{class_name}` is not in the native vocabulary"))?;
-        shown_as(id, class.name())?;
+        // The text names a receptacle from its id, which may say another class than its type (floor plan 420's
+        // bathtub basin, typed a sink basin).
+        let named = match ReceptacleClass::from_name(&demangled_class(id)) {
+            Some(named) => named,
+            None => {
+                shown_as(id, class.name())?;
+                class
+            }
+        };
         let location = at_location.get(id).ok_or_else(|| format!("receptacle `{id}` has no `receptacleAtLocation`"))?;
         let location_number = *numbers
             .get(location)
             .ok_or_else(|| format!("receptacle `{id}` is at `{location}`, which is not a declared location"))?;
-        listed.push((class, numbers[id], location_number, id.clone()));
+        listed.push((named, numbers[id], location_number, id.clone(), class));
     }
-    // Upstream's listing order: class ascending, number descending.
+    // Upstream's listing order: named class ascending, number descending.
     listed.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
-    for (i, (class, number, location, id)) in listed.into_iter().enumerate() {
+    let mut named_as = Vec::new();
+    for (i, (named, number, location, id, class)) in listed.into_iter().enumerate() {
         receptacle_index.insert(id, i);
+        if named != class {
+            named_as.push((i, named));
+        }
         receptacles.push(ReceptacleEntity { class, number, location });
     }
 
@@ -463,6 +475,7 @@ pub fn scene_from_pddl(pddl: &str, traj_data: &str) -> Result<Scene, String> {
         start_cool,
         floor,
         at_locations,
+        named_as,
     })
 }
 
@@ -623,8 +636,8 @@ pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
 
     // How many of each class (scene numbers run from 1 to that count).
     let mut receptacle_count: BTreeMap<ReceptacleClass, usize> = BTreeMap::new();
-    for r in &scene.receptacles {
-        let count = receptacle_count.entry(r.class).or_default();
+    for (index, r) in scene.receptacles.iter().enumerate() {
+        let count = receptacle_count.entry(scene.named_class(index)).or_default();
         *count = (*count).max(r.number as usize);
     }
     let mut object_count: BTreeMap<ObjectClass, usize> = BTreeMap::new();
@@ -634,7 +647,8 @@ pub fn scene_to_pddl(scene: &Scene, task_id: &str) -> (String, String) {
     }
     let mut receptacle_ids = Vec::new();
     for (index, r) in scene.receptacles.iter().enumerate() {
-        let id = entity_id(r.class.name(), receptacle_count[&r.class] - r.number as usize);
+        let named = scene.named_class(index);
+        let id = entity_id(named.name(), receptacle_count[&named] - r.number as usize);
         objects.push(format!("{id} - receptacle"));
         init.push(format!("(receptacleType {id} {}type)", r.class.name()));
         init.push(format!("(receptacleAtLocation {id} {})", location_id(r.location as usize)));

@@ -382,6 +382,12 @@ pub struct Scene {
     /// of its [`ObjectEntity::receptacle`]. The procedural scenes have none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub at_locations: Vec<(usize, u16)>,
+    /// Receptacles upstream's text names by another class than the one they behave as: (receptacle, the class in
+    /// its name), sorted. One floor plan of upstream's (420) types its bathtub's basin a sink basin: the real engine
+    /// names it `bathtubbasin 1` (from its id) and lets it clean like a sink (from its type). Names, numbers and
+    /// listing order follow the named class. The procedural scenes have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named_as: Vec<(usize, ReceptacleClass)>,
 }
 
 /// How many instances of the target class a goal may need.
@@ -394,6 +400,14 @@ impl Scene {
     /// ([`Scene::not_openable`]).
     pub fn openable(&self, r: usize) -> bool {
         self.receptacles[r].class.openable() && self.not_openable.binary_search(&r).is_err()
+    }
+
+    /// The class receptacle `r` is named by ([`Scene::named_as`]; its class otherwise).
+    pub fn named_class(&self, r: usize) -> ReceptacleClass {
+        match self.named_as.binary_search_by_key(&r, |&(receptacle, _)| receptacle) {
+            Ok(i) => self.named_as[i].1,
+            Err(_) => self.receptacles[r].class,
+        }
     }
 
     /// The receptacles object `o` starts in: [`ObjectEntity::receptacle`], then any of [`Scene::also_in`]; none for
@@ -477,6 +491,7 @@ impl Scene {
             start_cool: Vec::new(),
             floor: Vec::new(),
             at_locations: Vec::new(),
+            named_as: Vec::new(),
         })
     }
 }

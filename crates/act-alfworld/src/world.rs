@@ -148,7 +148,9 @@ impl World {
 
     fn build(scene: Scene, grammar: GrammarVersion, render: bool) -> World {
         let names = EntityNames {
-            receptacles: scene.receptacles.iter().map(|r| format!("{} {}", r.class.name(), r.number)).collect(),
+            receptacles: (0..scene.receptacles.len())
+                .map(|r| format!("{} {}", scene.named_class(r).name(), scene.receptacles[r].number))
+                .collect(),
             objects: scene.objects.iter().map(|o| format!("{} {}", o.class.name(), o.number)).collect(),
         };
         let state = WorldState {

@@ -43,6 +43,7 @@ fn kitchen() -> Scene {
         start_cool: Vec::new(),
         floor: Vec::new(),
         at_locations: Vec::new(),
+        named_as: Vec::new(),
     }
 }
 
@@ -66,6 +67,7 @@ fn bedroom() -> Scene {
         start_cool: Vec::new(),
         floor: Vec::new(),
         at_locations: Vec::new(),
+        named_as: Vec::new(),
     }
 }
 
