@@ -31,8 +31,8 @@
 //! containers or in several receptacles, drawers that do not open and objects off every list that `slice` still
 //! reaches. Different: scenes are procedural rooms from upstream's vocabulary by default, one receptacle per
 //! location and each object in one; upstream's game files play natively ([`load_scene`],
-//! [`AlfworldConfig::game_dir`]; all 274 of upstream's solvable valid games load, checked step by step against the
-//! real engine); the expert reads sub-goal progress from the state and is deterministic. See the crate README.
+//! [`AlfworldConfig::game_dir`]; all 474 solvable games of upstream's valid_seen, valid_unseen and valid_train load,
+//! checked step by step against the real engine); the expert reads sub-goal progress from the state and is deterministic. See the crate README.
 //!
 //! # Training-data augmentation
 //! [`InstanceRenaming`] renames objects' instance numbers (`tomato 3` → `tomato 1`) consistently over an episode, so that a

@@ -11,7 +11,8 @@
 //! ([`Scene::also_in`](crate::Scene::also_in)), a drawer or cabinet may lack `openable`
 //! ([`Scene::not_openable`](crate::Scene::not_openable)), an object may start cool, and an object's stated location
 //! (`objectAtLocation`, which `slice` and `look` read) may differ from its receptacle's
-//! ([`Scene::at_locations`](crate::Scene::at_locations)). Fixtures (houseplant, television, mirror...) in a
+//! ([`Scene::at_locations`](crate::Scene::at_locations)), and a receptacle's id may name another class than its type
+//! ([`Scene::named_as`](crate::Scene::named_as)). Fixtures (houseplant, television, mirror...) in a
 //! receptacle are listed there and cannot be taken. Of the objects in no receptacle (paintings, windows, light
 //! switches, the bare class names upstream's games declare), those a command reaches are kept off every list
 //! ([`Scene::floor`](crate::Scene::floor): a sliceable one where the agent can stand, one a placed container holds);
