@@ -396,6 +396,31 @@ const MAX_TARGET_INSTANCES: u8 = 4;
 const MAX_OTHER_INSTANCES: u8 = 3;
 
 impl Scene {
+    /// A scene of these receptacles and objects (each object in its one receptacle) and goal, with none of what
+    /// upstream's games state beyond that (the procedural scenes' kind).
+    pub fn new(
+        room: RoomType,
+        layout: u16,
+        receptacles: Vec<ReceptacleEntity>,
+        objects: Vec<ObjectEntity>,
+        goal: Goal,
+    ) -> Scene {
+        Scene {
+            room,
+            layout,
+            receptacles,
+            objects,
+            goal,
+            contained: Vec::new(),
+            also_in: Vec::new(),
+            not_openable: Vec::new(),
+            start_cool: Vec::new(),
+            floor: Vec::new(),
+            at_locations: Vec::new(),
+            named_as: Vec::new(),
+        }
+    }
+
     /// Whether receptacle `r` opens and closes: its class's table, unless the game says otherwise
     /// ([`Scene::not_openable`]).
     pub fn openable(&self, r: usize) -> bool {
@@ -479,20 +504,7 @@ impl Scene {
             objects.push(ObjectEntity { class: lamp, number: 1, receptacle });
         }
         objects.sort_by(|a, b| a.class.cmp(&b.class).then(b.number.cmp(&a.number)));
-        Some(Scene {
-            room: layout.room,
-            layout: layout.number,
-            receptacles,
-            objects,
-            goal,
-            contained: Vec::new(),
-            also_in: Vec::new(),
-            not_openable: Vec::new(),
-            start_cool: Vec::new(),
-            floor: Vec::new(),
-            at_locations: Vec::new(),
-            named_as: Vec::new(),
-        })
+        Some(Scene::new(layout.room, layout.number, receptacles, objects, goal))
     }
 }
 

@@ -598,9 +598,7 @@ fn compare_moves_within_a_location(
     task: &TaskRef,
     moved: &mut usize,
 ) -> usize {
-    native.reset(task, 0).unwrap();
-    let scene = native.world().unwrap().scene().clone();
-    let names = native.world().unwrap().names().clone();
+    let (scene, names) = scene_of(native, task);
     let n = scene.receptacles.len();
     let pair = (0..scene.objects.len()).filter(|&o| scene.objects[o].class.pickupable()).find_map(|o| {
         let first = scene.objects[o].receptacle;
@@ -608,42 +606,16 @@ fn compare_moves_within_a_location(
         (0..n).find(|&r| r != first && scene.receptacles[r].location == location).map(|second| (o, first, second))
     });
     let Some((o, first, second)) = pair else { return 0 };
-    let native_seed = (0..2)
-        .find(|s| {
-            real.reset(task, 0).unwrap();
-            native.reset(task, *s).unwrap();
-            native.task().unwrap().description == real.task().unwrap().description
-        })
-        .unwrap();
-    native.reset(task, native_seed).unwrap();
+    reset_alike(native, real, task);
     let (object, a, b) = (&names.objects[o], &names.receptacles[first], &names.receptacles[second]);
-    let put = |r: &str| {
-        if native.world().unwrap().grammar() == act_alfworld::GrammarVersion::V03 {
-            format!("put {object} in/on {r}")
-        } else {
-            format!("move {object} to {r}")
-        }
-    };
+    let grammar = native.world().unwrap().grammar();
+    let put = |r: &str| put_command(grammar, object, r);
     let mut script = vec![format!("go to {a}"), format!("open {a}"), format!("open {b}")];
     script.extend([format!("take {object} from {a}"), put(b), "look".into(), format!("take {object} from {b}")]);
     script.extend(["look".into(), put(a), "look".into(), format!("take {object} from {a}"), put(b)]);
     script.extend([format!("go to {}", names.receptacles[(first + n / 2) % n]), format!("go to {b}"), "look".into()]);
-    let mut compared = 0;
-    for action in &script {
-        let n = native.step(action).unwrap();
-        let r = real.step(action).unwrap_or_else(|e| panic!("{task:?}: `{action}` after {script:?}: {e}"));
-        compared += 1;
-        assert_eq!(
-            shown(n.observation.as_str(), n.admissible_actions, n.won),
-            shown(r.observation.as_str(), r.admissible_actions, r.won),
-            "{task:?}: `{action}`"
-        );
-        if n.done {
-            break;
-        }
-    }
     *moved += 1;
-    compared
+    play_script(native, real, task, &script)
 }
 
 /// Takes a knife (the first sharp object in a receptacle) and slices, at its location, each sliceable object of
@@ -655,9 +627,7 @@ fn compare_slicing(
     task: &TaskRef,
     sliced: &mut usize,
 ) -> usize {
-    native.reset(task, 0).unwrap();
-    let scene = native.world().unwrap().scene().clone();
-    let names = native.world().unwrap().names().clone();
+    let (scene, names) = scene_of(native, task);
     let Some(knife) = (0..scene.objects.len()).find(|&o| scene.objects[o].class.sharp() && !scene.floor.contains(&o))
     else {
         return 0;
@@ -675,14 +645,7 @@ fn compare_slicing(
     if targets.is_empty() {
         return 0;
     }
-    let native_seed = (0..2)
-        .find(|s| {
-            real.reset(task, 0).unwrap();
-            native.reset(task, *s).unwrap();
-            native.task().unwrap().description == real.task().unwrap().description
-        })
-        .unwrap();
-    native.reset(task, native_seed).unwrap();
+    reset_alike(native, real, task);
     let holder = &names.receptacles[scene.objects[knife].receptacle];
     let knife = &names.objects[knife];
     let mut script = vec![format!("go to {holder}"), format!("open {holder}"), format!("take {knife} from {holder}")];
@@ -692,22 +655,8 @@ fn compare_slicing(
         script.extend([format!("go to {by}"), format!("slice {object} with {knife}"), "look".into()]);
         script.extend([format!("slice {object} with {knife}"), format!("examine {knife}")]);
     }
-    let mut compared = 0;
-    for action in &script {
-        let n = native.step(action).unwrap();
-        let r = real.step(action).unwrap_or_else(|e| panic!("{task:?}: `{action}` after {script:?}: {e}"));
-        compared += 1;
-        assert_eq!(
-            shown(n.observation.as_str(), n.admissible_actions, n.won),
-            shown(r.observation.as_str(), r.admissible_actions, r.won),
-            "{task:?}: `{action}`"
-        );
-        if n.done {
-            break;
-        }
-    }
     *sliced += 1;
-    compared
+    play_script(native, real, task, &script)
 }
 
 /// For each object the game states in a second receptacle: takes it from the first, goes to the second (which
@@ -720,27 +669,13 @@ fn compare_shared(
     shared: &mut usize,
 ) -> usize {
     let mut compared = 0;
-    native.reset(task, 0).unwrap();
-    let scene = native.world().unwrap().scene().clone();
-    let names = native.world().unwrap().names().clone();
+    let (scene, names) = scene_of(native, task);
     for &(o, second) in &scene.also_in {
-        let native_seed = (0..2)
-            .find(|s| {
-                real.reset(task, 0).unwrap();
-                native.reset(task, *s).unwrap();
-                native.task().unwrap().description == real.task().unwrap().description
-            })
-            .unwrap();
-        native.reset(task, native_seed).unwrap();
+        reset_alike(native, real, task);
         let first = scene.objects[o].receptacle;
         let (object, a, b) = (&names.objects[o], &names.receptacles[first], &names.receptacles[second]);
-        let put = |r: &str| {
-            if native.world().unwrap().grammar() == act_alfworld::GrammarVersion::V03 {
-                format!("put {object} in/on {r}")
-            } else {
-                format!("move {object} to {r}")
-            }
-        };
+        let grammar = native.world().unwrap().grammar();
+        let put = |r: &str| put_command(grammar, object, r);
         let mut script = vec![format!("go to {a}"), format!("open {a}"), format!("take {object} from {a}")];
         script.extend([format!("go to {b}"), format!("open {b}"), "inventory".into(), format!("examine {b}")]);
         script.extend([
@@ -750,19 +685,7 @@ fn compare_shared(
             format!("go to {b}"),
             format!("take {object} from {b}"),
         ]);
-        for action in &script {
-            let n = native.step(action).unwrap();
-            let r = real.step(action).unwrap_or_else(|e| panic!("{task:?}: `{action}` after {script:?}: {e}"));
-            compared += 1;
-            assert_eq!(
-                shown(n.observation.as_str(), n.admissible_actions, n.won),
-                shown(r.observation.as_str(), r.admissible_actions, r.won),
-                "{task:?}: `{action}`"
-            );
-            if n.done {
-                break;
-            }
-        }
+        compared += play_script(native, real, task, &script);
         *shared += 1;
     }
     compared
@@ -777,46 +700,77 @@ fn compare_containers(
     containers: &mut usize,
 ) -> usize {
     let mut compared = 0;
-    native.reset(task, 0).unwrap();
-    let scene = native.world().unwrap().scene().clone();
-    let names = native.world().unwrap().names().clone();
+    let (scene, names) = scene_of(native, task);
     let mut outers: Vec<usize> = scene.contained.iter().map(|&(_, c)| c).collect();
     outers.dedup();
     for outer in outers {
-        let native_seed = (0..2)
-            .find(|s| {
-                real.reset(task, 0).unwrap();
-                native.reset(task, *s).unwrap();
-                native.task().unwrap().description == real.task().unwrap().description
-            })
-            .unwrap();
-        native.reset(task, native_seed).unwrap();
+        reset_alike(native, real, task);
         let holder = scene.objects[outer].receptacle;
         let (object, receptacle) = (&names.objects[outer], &names.receptacles[holder]);
         let mut script = vec![format!("go to {receptacle}")];
         if scene.receptacles[holder].class.openable() {
             script.push(format!("open {receptacle}"));
         }
-        let put = if native.world().unwrap().grammar() == act_alfworld::GrammarVersion::V03 {
-            format!("put {object} in/on {receptacle}")
-        } else {
-            format!("move {object} to {receptacle}")
-        };
+        let put = put_command(native.world().unwrap().grammar(), object, receptacle);
         script.extend([format!("take {object} from {receptacle}"), format!("examine {object}"), put, "look".into()]);
-        for action in &script {
-            let n = native.step(action).unwrap();
-            let r = real.step(action).unwrap_or_else(|e| panic!("{task:?}: `{action}` after {script:?}: {e}"));
-            compared += 1;
-            assert_eq!(
-                shown(n.observation.as_str(), n.admissible_actions, n.won),
-                shown(r.observation.as_str(), r.admissible_actions, r.won),
-                "{task:?}: `{action}`"
-            );
-            if n.done {
-                break;
-            }
-        }
+        compared += play_script(native, real, task, &script);
         *containers += 1;
     }
     compared
+}
+
+/// Resets both engines on `task` with the same phrasing of the task line (upstream draws one of two; the native world
+/// takes it from the reset seed's parity).
+fn reset_alike(native: &mut act_alfworld::AlfworldEnv, real: &mut RealAlfworld, task: &TaskRef) {
+    let native_seed = (0..2)
+        .find(|s| {
+            real.reset(task, 0).unwrap();
+            native.reset(task, *s).unwrap();
+            native.task().unwrap().description == real.task().unwrap().description
+        })
+        .unwrap_or_else(|| panic!("{task:?}: no native phrasing reads as the real engine's"));
+    native.reset(task, native_seed).unwrap();
+}
+
+/// Plays `script` in both engines from where they stand, requiring the same observation, admissible list and won
+/// flag after every command; stops when the native episode ends. Returns the steps compared.
+fn play_script(
+    native: &mut act_alfworld::AlfworldEnv,
+    real: &mut RealAlfworld,
+    task: &TaskRef,
+    script: &[String],
+) -> usize {
+    let mut compared = 0;
+    for action in script {
+        let n = native.step(action).unwrap();
+        let r = real.step(action).unwrap_or_else(|e| panic!("{task:?}: `{action}` after {script:?}: {e}"));
+        compared += 1;
+        assert_eq!(
+            shown(n.observation.as_str(), n.admissible_actions, n.won),
+            shown(r.observation.as_str(), r.admissible_actions, r.won),
+            "{task:?}: `{action}`"
+        );
+        if n.done {
+            break;
+        }
+    }
+    compared
+}
+
+/// `put` in grammar 0.3, `move` in 0.4.
+fn put_command(grammar: act_alfworld::GrammarVersion, object: &str, receptacle: &str) -> String {
+    match grammar {
+        act_alfworld::GrammarVersion::V03 => format!("put {object} in/on {receptacle}"),
+        act_alfworld::GrammarVersion::V04 => format!("move {object} to {receptacle}"),
+    }
+}
+
+/// The scene and entity names of `task` in the native world.
+fn scene_of(
+    native: &mut act_alfworld::AlfworldEnv,
+    task: &TaskRef,
+) -> (act_alfworld::Scene, act_alfworld::EntityNames) {
+    native.reset(task, 0).unwrap();
+    let world = native.world().unwrap();
+    (world.scene().clone(), world.names().clone())
 }

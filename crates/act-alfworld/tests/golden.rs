@@ -18,10 +18,10 @@ fn object(class: O, number: u16, receptacle: usize) -> ObjectEntity {
 /// cabinet 2, cabinet 1, countertop 1 (knife 1, mug 1), fridge 1 (apple 1), microwave 1, sinkbasin 1;
 /// mug 2 in cabinet 1. "put a hot apple in countertop".
 fn kitchen() -> Scene {
-    Scene {
-        room: RoomType::Kitchen,
-        layout: 1,
-        receptacles: vec![
+    Scene::new(
+        RoomType::Kitchen,
+        1,
+        vec![
             receptacle(R::Cabinet, 2, 3),
             receptacle(R::Cabinet, 1, 1),
             receptacle(R::CounterTop, 1, 4),
@@ -29,46 +29,32 @@ fn kitchen() -> Scene {
             receptacle(R::Microwave, 1, 5),
             receptacle(R::SinkBasin, 1, 6),
         ],
-        objects: vec![object(O::Apple, 1, 3), object(O::Knife, 1, 2), object(O::Mug, 2, 1), object(O::Mug, 1, 2)],
-        goal: Goal {
+        vec![object(O::Apple, 1, 3), object(O::Knife, 1, 2), object(O::Mug, 2, 1), object(O::Mug, 1, 2)],
+        Goal {
             task_type: TaskType::PickHeatThenPlaceInRecep,
             object: O::Apple,
             receptacle: Some(R::CounterTop),
             lamp: None,
             phrasing: 0,
         },
-        contained: Vec::new(),
-        also_in: Vec::new(),
-        not_openable: Vec::new(),
-        start_cool: Vec::new(),
-        floor: Vec::new(),
-        at_locations: Vec::new(),
-        named_as: Vec::new(),
-    }
+    )
 }
 
 /// bed 1 (book 1), desk 1 (desklamp 1), drawer 1 (pen 1). "examine the book with the desklamp".
 fn bedroom() -> Scene {
-    Scene {
-        room: RoomType::Bedroom,
-        layout: 301,
-        receptacles: vec![receptacle(R::Bed, 1, 2), receptacle(R::Desk, 1, 1), receptacle(R::Drawer, 1, 3)],
-        objects: vec![object(O::Book, 1, 0), object(O::DeskLamp, 1, 1), object(O::Pen, 1, 2)],
-        goal: Goal {
+    Scene::new(
+        RoomType::Bedroom,
+        301,
+        vec![receptacle(R::Bed, 1, 2), receptacle(R::Desk, 1, 1), receptacle(R::Drawer, 1, 3)],
+        vec![object(O::Book, 1, 0), object(O::DeskLamp, 1, 1), object(O::Pen, 1, 2)],
+        Goal {
             task_type: TaskType::LookAtObjInLight,
             object: O::Book,
             receptacle: None,
             lamp: Some(O::DeskLamp),
             phrasing: 1,
         },
-        contained: Vec::new(),
-        also_in: Vec::new(),
-        not_openable: Vec::new(),
-        start_cool: Vec::new(),
-        floor: Vec::new(),
-        at_locations: Vec::new(),
-        named_as: Vec::new(),
-    }
+    )
 }
 
 /// Plays `script` (command, expected feedback) and checks every line; returns the world.
