@@ -19,11 +19,6 @@ impl IndexSet {
     /// most about 60 of either).
     pub const CAPACITY: usize = 128;
 
-    /// The set holding `index` only.
-    pub fn one(index: usize) -> Self {
-        IndexSet(1 << index)
-    }
-
     /// Whether `index` is in the set.
     pub fn contains(self, index: usize) -> bool {
         self.0 >> index & 1 == 1
@@ -37,16 +32,6 @@ impl IndexSet {
     /// Removes `index`.
     pub fn remove(&mut self, index: usize) {
         self.0 &= !(1 << index);
-    }
-
-    /// Adds every index of `other`.
-    pub fn insert_all(&mut self, other: IndexSet) {
-        self.0 |= other.0;
-    }
-
-    /// Removes every index of `other`.
-    pub fn remove_all(&mut self, other: IndexSet) {
-        self.0 &= !other.0;
     }
 
     /// Whether the set is empty.
@@ -69,6 +54,14 @@ impl IndexSet {
                 r
             })
         })
+    }
+}
+
+impl FromIterator<usize> for IndexSet {
+    fn from_iter<I: IntoIterator<Item = usize>>(indices: I) -> Self {
+        let mut set = IndexSet::default();
+        indices.into_iter().for_each(|i| set.insert(i));
+        set
     }
 }
 
@@ -155,21 +148,9 @@ impl World {
         };
         let state = WorldState {
             open: vec![false; scene.receptacles.len()],
-            places: (0..scene.objects.len())
-                .map(|o| {
-                    let mut set = IndexSet::default();
-                    scene.start_receptacles(o).for_each(|r| set.insert(r));
-                    set
-                })
-                .collect(),
+            places: (0..scene.objects.len()).map(|o| scene.start_receptacles(o).collect()).collect(),
             taken_from: vec![IndexSet::default(); scene.objects.len()],
-            at: (0..scene.objects.len())
-                .map(|o| {
-                    let mut set = IndexSet::default();
-                    scene.start_locations(o).for_each(|l| set.insert(usize::from(l)));
-                    set
-                })
-                .collect(),
+            at: (0..scene.objects.len()).map(|o| scene.start_locations(o).map(usize::from).collect()).collect(),
             objects: (0..scene.objects.len())
                 .map(|o| ObjectState { cool: scene.start_cool.binary_search(&o).is_ok(), ..ObjectState::default() })
                 .collect(),
@@ -277,9 +258,7 @@ impl World {
 
     /// The receptacles where the agent stands, as a set.
     fn here_set(&self) -> IndexSet {
-        let mut set = IndexSet::default();
-        self.here_receptacles().for_each(|r| set.insert(r));
-        set
+        self.here_receptacles().collect()
     }
 
     /// The agent's location number (`None` in the middle of the room).
@@ -621,21 +600,17 @@ mod tests {
     use super::IndexSet;
 
     #[test]
-    fn receptacle_sets_hold_indices_up_to_their_capacity() {
-        let mut set = IndexSet::one(3);
-        set.insert(IndexSet::CAPACITY - 1);
-        set.insert(0);
+    fn index_sets_hold_indices_up_to_their_capacity() {
+        let mut set: IndexSet = [3, IndexSet::CAPACITY - 1, 0].into_iter().collect();
         assert_eq!(set.iter().collect::<Vec<_>>(), [0, 3, IndexSet::CAPACITY - 1]);
         assert!(set.contains(3) && !set.contains(4));
         set.remove(3);
         set.remove(5);
         assert_eq!(set.iter().collect::<Vec<_>>(), [0, IndexSet::CAPACITY - 1]);
-        assert!(set.intersects(IndexSet::one(0)) && !set.intersects(IndexSet::one(1)));
-        let mut other = IndexSet::one(1);
-        other.insert_all(set);
-        other.remove_all(IndexSet::one(0));
-        assert_eq!(other.iter().collect::<Vec<_>>(), [1, IndexSet::CAPACITY - 1]);
-        other.remove_all(other);
-        assert!(other.is_empty() && IndexSet::default().iter().next().is_none());
+        let one = |i: usize| std::iter::once(i).collect::<IndexSet>();
+        assert!(set.intersects(one(0)) && !set.intersects(one(1)));
+        set.remove(0);
+        set.remove(IndexSet::CAPACITY - 1);
+        assert!(set.is_empty() && IndexSet::default().iter().next().is_none());
     }
 }
