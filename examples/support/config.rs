@@ -661,6 +661,12 @@ pub struct ExperimentConfig {
     /// reproducible; the next-action and critic accuracies stay greedy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub eval_temperature: Option<f32>,
+    /// In on-line evaluation episodes, whether a trained policy's proposal that the environment already rejected
+    /// in the current state is sampled again (`act_eval::RejectedRetry`: `{}` takes ALFWorld's "Nothing happens.",
+    /// 4 attempts at temperature 1). `None`, the default: every proposal is sent as the policy made it. The
+    /// results say which.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eval_rejected_retry: Option<act_eval::RejectedRetry>,
     /// Held-out expert trajectories per evaluation split: their states measure next-action accuracy, and on the
     /// first split their pairs measure critic accuracy.
     pub critic_games: usize,
@@ -758,6 +764,7 @@ impl Default for ExperimentConfig {
             eval_episodes: Some(32),
             eval_step_budget: None,
             eval_temperature: None,
+            eval_rejected_retry: None,
             critic_games: 20,
             eval_batch_size: 32,
             prompt_style: PromptStyle::Compact,
@@ -841,6 +848,9 @@ impl ExperimentConfig {
             && !(temperature.is_finite() && temperature > 0.0)
         {
             return Err(format!("eval_temperature must be > 0 (or absent for greedy), got {temperature}"));
+        }
+        if let Some(retry) = &self.eval_rejected_retry {
+            retry.validate().map_err(|e| format!("eval_rejected_retry: {e}"))?;
         }
         if !(0.0..=1.0).contains(&t.base_hint_fraction) {
             return Err(format!("training.base_hint_fraction must be in [0, 1], got {}", t.base_hint_fraction));
@@ -1064,6 +1074,9 @@ mod tests {
         config.eval_temperature = Some(0.0);
         assert!(config.validate().unwrap_err().contains("eval_temperature"));
         config.eval_temperature = Some(0.7);
+        config.eval_rejected_retry = Some(act_eval::RejectedRetry { attempts: 0, ..Default::default() });
+        assert!(config.validate().unwrap_err().contains("eval_rejected_retry"));
+        config.eval_rejected_retry = Some(act_eval::RejectedRetry::default());
         assert!(config.validate().is_ok());
         config.training.il.lora = Some(act_model::lora::LoraConfig::new(0, 8.0));
         assert!(config.validate().unwrap_err().contains("training.il.lora"));

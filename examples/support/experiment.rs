@@ -742,6 +742,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
                     .with_stop("</action>"),
             )
             .with_batch_size(config.eval_batch_size)
+            .with_rejected_retry(config.eval_rejected_retry.clone())
             .with_progress(true);
         if let Some(n) = config.eval_episodes {
             c = c.with_episodes(n);
@@ -842,10 +843,18 @@ pub fn run_experiment<F: EnvironmentFactory>(
     )?;
     s.done("eval/, success.svg");
 
-    let decoding = match config.eval_temperature {
+    let mut decoding = match config.eval_temperature {
         Some(temperature) => format!("actions sampled at temperature {temperature}"),
         None => "greedy decoding".to_owned(),
     };
+    if let Some(retry) = &config.eval_rejected_retry {
+        decoding.push_str(&format!(
+            "; a trained policy's action that the environment rejected (\"{}\") since it last accepted one is \
+             not sent again: up to {} other proposals are sampled at temperature {} and the first not rejected \
+             is sent",
+            retry.rejection, retry.attempts, retry.temperature
+        ));
+    }
     let markdown = format!(
         "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; {decoding}.\n\n{table}\n\n\
          Mean final score of the same episodes, in the environment's units (ScienceWorld 0-100, WebShop reward \

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
-pub use crate::play::{Agent, EpisodeEvalConfig, EpisodeResult, InvalidActionHandling, TranscriptStep};
+pub use crate::play::{Agent, EpisodeEvalConfig, EpisodeResult, InvalidActionHandling, RejectedRetry, TranscriptStep};
 use crate::stats::{self, BootstrapConfig, Estimate};
 
 /// The success and score of one task type.

@@ -77,8 +77,8 @@ mod stats;
 pub use batch::ItemEvalConfig;
 pub use critic::{ComparisonAccuracy, CriticReport, CriticResult, CriticSummary, comparison_kind, evaluate_critic};
 pub use episodes::{
-    Agent, EpisodeEvalConfig, EpisodeReport, EpisodeResult, EpisodeSummary, InvalidActionHandling, TaskTypeSummary,
-    TranscriptStep, evaluate_episodes,
+    Agent, EpisodeEvalConfig, EpisodeReport, EpisodeResult, EpisodeSummary, InvalidActionHandling, RejectedRetry,
+    TaskTypeSummary, TranscriptStep, evaluate_episodes,
 };
 pub use error::EvalError;
 pub use next_action::{

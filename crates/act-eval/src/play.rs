@@ -4,6 +4,7 @@
 
 use act_core::{Action, Observation, Policy, PromptConfig, Prompter, SamplingParams, Split};
 pub use act_rollout::InvalidActionHandling;
+pub use act_rollout::RejectedRetry;
 use act_rollout::{Actor, ExpertActor, PlayedEpisode, PolicyActor, RolloutConfig};
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +52,11 @@ pub struct EpisodeEvalConfig {
     pub step_budget: Option<usize>,
     /// What to do with invalid actions.
     pub invalid_actions: InvalidActionHandling,
+    /// Whether a policy's proposal that the environment already rejected in the current state is sampled again
+    /// ([`RejectedRetry`]); `None` (the default, and the value of records made before the field existed) sends
+    /// every proposal as the policy made it. Ignored by the expert.
+    #[serde(default)]
+    pub rejected_retry: Option<RejectedRetry>,
     /// Whether an output without a `<think>` block is unparseable.
     pub require_reasoning: bool,
     /// How action prompts are built.
@@ -84,6 +90,7 @@ impl EpisodeEvalConfig {
             seed: 0,
             step_budget: None,
             invalid_actions: InvalidActionHandling::AsIs,
+            rejected_retry: None,
             require_reasoning: false,
             prompt: PromptConfig::default(),
             sampling: SamplingParams::greedy(),
@@ -122,6 +129,13 @@ impl EpisodeEvalConfig {
         self
     }
 
+    /// Sets whether a rejected proposal is sampled again ([`RejectedRetry`]).
+    #[must_use]
+    pub fn with_rejected_retry(mut self, retry: Option<RejectedRetry>) -> Self {
+        self.rejected_retry = retry;
+        self
+    }
+
     /// Sets whether reasoning is required for an output to parse.
     #[must_use]
     pub fn with_require_reasoning(mut self, require: bool) -> Self {
@@ -152,7 +166,7 @@ impl EpisodeEvalConfig {
     }
 
     /// Checks the settings: a positive batch size, a positive episode count and step budget when set, valid
-    /// bootstrap settings and prompt templates. [`evaluate_episodes`](crate::evaluate_episodes) calls it first.
+    /// retry settings when set, valid bootstrap settings and prompt templates. [`evaluate_episodes`](crate::evaluate_episodes) calls it first.
     pub fn validate(&self) -> Result<(), EvalError> {
         // The batch size and step budget are the rollout's: its configuration checks them.
         let mut rollout = RolloutConfig::default().with_batch_size(self.batch_size);
@@ -160,6 +174,9 @@ impl EpisodeEvalConfig {
         rollout.validate()?;
         if self.episodes == Some(0) {
             return Err(EvalError::Config("the episode count is 0".into()));
+        }
+        if let Some(retry) = &self.rejected_retry {
+            retry.validate().map_err(|e| EvalError::Config(format!("rejected_retry: {e}")))?;
         }
         self.bootstrap.validate()?;
         Prompter::new(self.prompt.clone()).map_err(|e| EvalError::Config(format!("prompt templates: {e}")))?;
@@ -280,7 +297,8 @@ impl<'a> Agent<'a> {
             Agent::Policy(policy) => Box::new(
                 PolicyActor::new(policy, prompter)
                     .with_sampling(config.sampling.clone())
-                    .with_require_reasoning(config.require_reasoning),
+                    .with_require_reasoning(config.require_reasoning)
+                    .with_rejected_retry(config.rejected_retry.clone()),
             ),
         }
     }

@@ -11,7 +11,11 @@ use rand::RngExt;
 use rayon::prelude::*;
 
 use crate::error::ActError;
+use crate::retry::RejectedRetry;
 use crate::spec::EpisodeSpec;
+
+/// The sub-stream of a call's seed that seeds [`RejectedRetry`]'s samples. Far above any view index.
+const RETRY_STREAM: u64 = 0x7265_7472_795F_7265; // "retry_re"
 
 /// What an actor sees of one live episode when it chooses the next action.
 pub struct View<'a> {
@@ -138,6 +142,8 @@ pub struct PolicyActor<'a> {
     hints: HashMap<usize, String>,
     /// Text put before every action prompt of every episode, before any hint: a system prompt (ICT).
     system: String,
+    /// Whether and how a proposal already rejected in the current state is sampled again.
+    rejected_retry: Option<RejectedRetry>,
 }
 
 impl std::fmt::Debug for PolicyActor<'_> {
@@ -148,6 +154,7 @@ impl std::fmt::Debug for PolicyActor<'_> {
             .field("require_reasoning", &self.require_reasoning)
             .field("tokens", &self.tokens)
             .field("hinted_episodes", &self.hints.len())
+            .field("rejected_retry", &self.rejected_retry)
             .finish_non_exhaustive()
     }
 }
@@ -163,7 +170,21 @@ impl<'a> PolicyActor<'a> {
             tokens: false,
             hints: HashMap::new(),
             system: String::new(),
+            rejected_retry: None,
         }
+    }
+
+    /// Does not repeat a rejected action ([`RejectedRetry`]): where the policy proposes an action that the
+    /// environment rejected since it last accepted one, up to `retry.attempts` proposals are sampled at
+    /// `retry.temperature` (call seed `derive_seed(derive_seed(seed, stream), attempt)`, query `j` of the views
+    /// still retrying from `derive_seed` of that and `j`), and the first that was not rejected is sent; the
+    /// policy's own proposal is sent when none is. A replaced decision carries the sample's completion (with
+    /// tokens, its log-probs are those of the retry's sampling), so this is a decoding rule for evaluation, not
+    /// for a trainer's rollouts. `None` (the default) sends every proposal as the policy made it.
+    #[must_use]
+    pub fn with_rejected_retry(mut self, retry: Option<RejectedRetry>) -> Self {
+        self.rejected_retry = retry;
+        self
     }
 
     /// Every action prompt of every episode begins with `system_prompt` (then a blank line), before any hint or tips:
@@ -266,6 +287,59 @@ impl Actor for PolicyActor<'_> {
         if completions.len() != queries.len() {
             return Err(ActError::CompletionCount { expected: queries.len(), got: completions.len() });
         }
-        Ok(completions.into_iter().map(|c| Some(Decision::from_completion(c, self.require_reasoning))).collect())
+        let mut decisions: Vec<Decision> =
+            completions.into_iter().map(|c| Decision::from_completion(c, self.require_reasoning)).collect();
+        if let Some(retry) = &self.rejected_retry {
+            self.retry_rejected(retry, views, &queries, &mut decisions, seed)?;
+        }
+        Ok(decisions.into_iter().map(Some).collect())
+    }
+}
+
+impl PolicyActor<'_> {
+    /// Replaces the decisions that repeat a rejected action by the first sampled one that does not (see
+    /// [`with_rejected_retry`](PolicyActor::with_rejected_retry)).
+    fn retry_rejected(
+        &self,
+        retry: &RejectedRetry,
+        views: &[View<'_>],
+        queries: &[Query],
+        decisions: &mut [Decision],
+        seed: u64,
+    ) -> Result<(), ActError> {
+        let rejected: Vec<_> = views.iter().map(|v| retry.rejected_actions(v.state)).collect();
+        let mut waiting: Vec<usize> =
+            (0..decisions.len()).filter(|&i| rejected[i].contains(&decisions[i].action)).collect();
+        let stream = derive_seed(seed, RETRY_STREAM);
+        for attempt in 0..retry.attempts {
+            if waiting.is_empty() {
+                break;
+            }
+            let retried: Vec<Query> = waiting.iter().map(|&i| queries[i].clone()).collect();
+            let params = self
+                .sampling
+                .clone()
+                .with_temperature(retry.temperature)
+                .with_seed(derive_seed(stream, attempt as u64));
+            let completions = if self.tokens {
+                self.policy.complete(&retried, &params)?
+            } else {
+                self.policy.generate(&retried, &params)?.into_iter().map(Completion::text_only).collect()
+            };
+            if completions.len() != retried.len() {
+                return Err(ActError::CompletionCount { expected: retried.len(), got: completions.len() });
+            }
+            let mut still = Vec::new();
+            for (&i, completion) in waiting.iter().zip(completions) {
+                let decision = Decision::from_completion(completion, self.require_reasoning);
+                if rejected[i].contains(&decision.action) {
+                    still.push(i);
+                } else {
+                    decisions[i] = decision;
+                }
+            }
+            waiting = still;
+        }
+        Ok(())
     }
 }

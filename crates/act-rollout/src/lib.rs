@@ -14,7 +14,8 @@
 //! states of recorded episodes and returns what followed (Early Experience's alternatives).
 //! [`EpisodeSpec::groups`] makes groups of G episodes on the same task from the same seed, with group keys, for
 //! GRPO and GiGPO. Invalid actions are sent as they are (the benchmarks' protocol) or snapped to the nearest
-//! admissible action ([`InvalidActionHandling`]). Guided rollouts (ActGuide-RL) show a hint of reference actions
+//! admissible action ([`InvalidActionHandling`]); a policy's proposal that the environment already rejected in the
+//! current state can be sampled again instead of sent ([`RejectedRetry`]). Guided rollouts (ActGuide-RL) show a hint of reference actions
 //! ([`PolicyActor::with_hints`], [`search_hint_length`]). In-context training's meta-environment
 //! ([`MetaEnvironment`]) plays batches of tasks under a system prompt and rewards the fraction won. Everything is
 //! deterministic in the seeds and independent of the thread count (see [`Rollout`] for how calls are seeded).
@@ -60,6 +61,7 @@ mod guidance;
 mod invalid;
 mod meta;
 mod mixture;
+mod retry;
 mod spec;
 
 pub use actor::{Actor, Decision, ExpertActor, PolicyActor, RandomActor, View};
@@ -74,4 +76,5 @@ pub use meta::{
     TaskOrder, parse_lessons,
 };
 pub use mixture::ExpertMixture;
+pub use retry::RejectedRetry;
 pub use spec::EpisodeSpec;

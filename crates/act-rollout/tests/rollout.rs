@@ -411,3 +411,74 @@ fn hinted_episodes_see_their_reference_actions_and_the_others_play_unguided() {
     let state = played[1].trajectory.state_at(0, 2).unwrap();
     assert!(!actor.query(&state).prompt.contains("hint"));
 }
+
+/// Proposes "fly to the moon" (which ALFWorld rejects) when greedy, and when sampling the first admissible action
+/// if `samples_admissible` (else "fly to the moon" again); counts the sampled queries.
+struct Insistent {
+    samples_admissible: bool,
+    sampled: std::sync::atomic::AtomicUsize,
+}
+
+impl Policy for Insistent {
+    fn name(&self) -> &str {
+        "insistent"
+    }
+
+    fn generate(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<String>, PolicyError> {
+        if params.temperature > 0.0 {
+            self.sampled.fetch_add(queries.len(), std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(queries
+            .iter()
+            .map(|q| {
+                let QueryKind::Act(state) = &q.kind else { unreachable!() };
+                let action = if params.temperature > 0.0 && self.samples_admissible {
+                    state.admissible_actions[0].to_string()
+                } else {
+                    "fly to the moon".to_owned()
+                };
+                format!("<action>{action}</action>")
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn a_rejected_action_is_not_repeated_when_the_policy_can_propose_another() {
+    use act_rollout::RejectedRetry;
+    use std::sync::atomic::Ordering;
+    let specs = EpisodeSpec::split(Split::Train, 3, 4);
+    let budget = RolloutConfig::default().with_step_budget(6);
+    let policy = Insistent { samples_admissible: true, sampled: 0.into() };
+
+    // As the policy made them: every proposal is the rejected one.
+    let plain = play(&PolicyActor::new(&policy, prompter()), &specs, budget.clone());
+    assert!(plain.iter().all(|e| actions(e).iter().all(|a| a == "fly to the moon") && e.invalid_actions() == 6));
+    assert_eq!(policy.sampled.load(Ordering::Relaxed), 0);
+
+    // With the rule: after each rejection the retry's sample goes instead, then the policy's own proposal (no
+    // longer rejected since an action was accepted) is sent again.
+    let retrying = PolicyActor::new(&policy, prompter()).with_rejected_retry(Some(RejectedRetry::default()));
+    for batch in [1, 3] {
+        for episode in play(&retrying, &specs, budget.clone().with_batch_size(batch)) {
+            let sent = actions(&episode);
+            for (step, action) in sent.iter().enumerate() {
+                assert_eq!(action == "fly to the moon", step % 2 == 0, "batch {batch}, step {step}: {sent:?}");
+            }
+            assert_eq!(episode.invalid_actions(), 3);
+            let retried = &episode.turns[1];
+            assert!(retried.valid && retried.completion.text.contains(retried.action.as_str()));
+        }
+    }
+    // One sample per retried step (3 per episode, 3 episodes, two batch sizes): the first was accepted.
+    assert_eq!(policy.sampled.load(Ordering::Relaxed), 18);
+
+    // A policy whose samples are rejected too: every attempt is made, then its own proposal is sent.
+    let stubborn = Insistent { samples_admissible: false, sampled: 0.into() };
+    let retry = RejectedRetry { attempts: 3, ..RejectedRetry::default() };
+    let actor = PolicyActor::new(&stubborn, prompter()).with_rejected_retry(Some(retry));
+    let played = play(&actor, &specs, budget);
+    assert!(played.iter().all(|e| actions(e).iter().all(|a| a == "fly to the moon")));
+    // Steps 1-5 of each episode retry 3 times.
+    assert_eq!(stubborn.sampled.load(Ordering::Relaxed), 3 * 5 * 3);
+}
