@@ -843,18 +843,7 @@ pub fn run_experiment<F: EnvironmentFactory>(
     )?;
     s.done("eval/, success.svg");
 
-    let mut decoding = match config.eval_temperature {
-        Some(temperature) => format!("actions sampled at temperature {temperature}"),
-        None => "greedy decoding".to_owned(),
-    };
-    if let Some(retry) = &config.eval_rejected_retry {
-        decoding.push_str(&format!(
-            "; a trained policy's action that the environment rejected (\"{}\") since it last accepted one is \
-             not sent again: up to {} other proposals are sampled at temperature {} and the first not rejected \
-             is sent",
-            retry.rejection, retry.attempts, retry.temperature
-        ));
-    }
+    let decoding = decoding(config.eval_temperature, config.eval_rejected_retry.as_ref());
     let markdown = format!(
         "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; {decoding}.\n\n{table}\n\n\
          Mean final score of the same episodes, in the environment's units (ScienceWorld 0-100, WebShop reward \
@@ -1001,6 +990,36 @@ fn discard_without_transcripts(path: &Path) -> Result<(), BoxError> {
     Ok(())
 }
 
+/// How the trained policies chose their on-line actions, for the reports: greedy or sampled, and whether a rejected
+/// action was sent again ([`act_eval::RejectedRetry`]).
+pub fn decoding(temperature: Option<f32>, retry: Option<&act_eval::RejectedRetry>) -> String {
+    let mut decoding = match temperature {
+        Some(temperature) => format!("actions sampled at temperature {temperature}"),
+        None => "greedy decoding".to_owned(),
+    };
+    if let Some(retry) = retry {
+        decoding.push_str(&format!(
+            "; a trained policy's action that the environment rejected (\"{}\") since it last accepted one is \
+             not sent again: up to {} other proposals are sampled at temperature {} and the first not rejected \
+             is sent",
+            retry.rejection, retry.attempts, retry.temperature
+        ));
+    }
+    decoding
+}
+
+/// The decoding of `result`'s on-line evaluations ([`decoding`]), read from its first episode record's settings;
+/// `None` when it has none.
+pub fn decoding_of(result: &ExperimentResult) -> Option<String> {
+    result.episodes.iter().find_map(|record| match &record.evaluation {
+        Evaluation::Episodes(report) => {
+            let temperature = (report.config.sampling.temperature > 0.0).then_some(report.config.sampling.temperature);
+            Some(decoding(temperature, report.config.rejected_retry.as_ref()))
+        }
+        _ => None,
+    })
+}
+
 fn cached_record(path: &Path, make: impl FnOnce() -> Result<EvalRecord, BoxError>) -> Result<EvalRecord, BoxError> {
     if path.is_file() {
         return Ok(EvalRecord::load(path)?);
@@ -1013,6 +1032,16 @@ fn cached_record(path: &Path, make: impl FnOnce() -> Result<EvalRecord, BoxError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_decoding_names_temperature_and_the_retry_rule() {
+        assert_eq!(decoding(None, None), "greedy decoding");
+        assert_eq!(decoding(Some(0.5), None), "actions sampled at temperature 0.5");
+        let retry = act_eval::RejectedRetry::default();
+        let with_rule = decoding(None, Some(&retry));
+        assert!(with_rule.starts_with("greedy decoding; "), "{with_rule}");
+        assert!(with_rule.contains("(\"Nothing happens.\")") && with_rule.contains("up to 4 other proposals"));
+    }
 
     #[test]
     fn slugs_are_file_names() {

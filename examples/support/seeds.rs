@@ -104,8 +104,9 @@ pub fn summarize(
 ) -> Result<String, BoxError> {
     let bootstrap = BootstrapConfig::default();
     let seed_list = seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    let decoding = results.first().and_then(crate::experiment::decoding_of).unwrap_or_else(|| "greedy decoding".into());
     let mut out = format!(
-        "## Success rate over {} seeds ({seed_list})\n\nOn-line episodes, greedy decoding. Mean over seeds ± sample \
+        "## Success rate over {} seeds ({seed_list})\n\nOn-line episodes, {decoding}. Mean over seeds ± sample \
          standard deviation, in %; then each seed's value.\n\n{}",
         seeds.len(),
         over_seeds(results, splits, Metric::Success)

@@ -54,7 +54,8 @@ pub struct EpisodeEvalConfig {
     pub invalid_actions: InvalidActionHandling,
     /// Whether a policy's proposal that the environment already rejected in the current state is sampled again
     /// ([`RejectedRetry`]); `None` (the default, and the value of records made before the field existed) sends
-    /// every proposal as the policy made it. Ignored by the expert.
+    /// every proposal as the policy made it. Ignored by the expert. Its samples are seeded like sampling's, so with
+    /// it even a greedy policy's results are reproducible for a given batch size but differ between batch sizes.
     #[serde(default)]
     pub rejected_retry: Option<RejectedRetry>,
     /// Whether an output without a `<think>` block is unparseable.
