@@ -278,15 +278,7 @@ impl Actor for PolicyActor<'_> {
                 query
             })
             .collect();
-        let params = self.sampling.clone().with_seed(seed);
-        let completions = if self.tokens {
-            self.policy.complete(&queries, &params)?
-        } else {
-            self.policy.generate(&queries, &params)?.into_iter().map(Completion::text_only).collect()
-        };
-        if completions.len() != queries.len() {
-            return Err(ActError::CompletionCount { expected: queries.len(), got: completions.len() });
-        }
+        let completions = self.completions(&queries, &self.sampling.clone().with_seed(seed))?;
         let mut decisions: Vec<Decision> =
             completions.into_iter().map(|c| Decision::from_completion(c, self.require_reasoning)).collect();
         if let Some(retry) = &self.rejected_retry {
@@ -297,6 +289,20 @@ impl Actor for PolicyActor<'_> {
 }
 
 impl PolicyActor<'_> {
+    /// One completion per query: [`Policy::complete`] with [`with_tokens`](PolicyActor::with_tokens), else
+    /// [`Policy::generate`]'s texts; an error when the policy returns another count.
+    fn completions(&self, queries: &[Query], params: &SamplingParams) -> Result<Vec<Completion>, ActError> {
+        let completions = if self.tokens {
+            self.policy.complete(queries, params)?
+        } else {
+            self.policy.generate(queries, params)?.into_iter().map(Completion::text_only).collect()
+        };
+        if completions.len() != queries.len() {
+            return Err(ActError::CompletionCount { expected: queries.len(), got: completions.len() });
+        }
+        Ok(completions)
+    }
+
     /// Replaces the decisions that repeat a rejected action by the first sampled one that does not (see
     /// [`with_rejected_retry`](PolicyActor::with_rejected_retry)).
     fn retry_rejected(
@@ -321,14 +327,7 @@ impl PolicyActor<'_> {
                 .clone()
                 .with_temperature(retry.temperature)
                 .with_seed(derive_seed(stream, attempt as u64));
-            let completions = if self.tokens {
-                self.policy.complete(&retried, &params)?
-            } else {
-                self.policy.generate(&retried, &params)?.into_iter().map(Completion::text_only).collect()
-            };
-            if completions.len() != retried.len() {
-                return Err(ActError::CompletionCount { expected: retried.len(), got: completions.len() });
-            }
+            let completions = self.completions(&retried, &params)?;
             let mut still = Vec::new();
             for (&i, completion) in waiting.iter().zip(completions) {
                 let decision = Decision::from_completion(completion, self.require_reasoning);
