@@ -843,9 +843,9 @@ pub fn run_experiment<F: EnvironmentFactory>(
     )?;
     s.done("eval/, success.svg");
 
-    let decoding = decoding(config.eval_temperature, config.eval_rejected_retry.as_ref());
+    let decoded = decoding(config.eval_temperature, config.eval_rejected_retry.as_ref());
     let markdown = format!(
-        "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; {decoding}.\n\n{table}\n\n\
+        "# ACT on {} (seed {seed})\n\nOn-line success rate in %, 95% bootstrap interval; {decoded}.\n\n{table}\n\n\
          Mean final score of the same episodes, in the environment's units (ScienceWorld 0-100, WebShop reward \
          0-1, ALFWorld 0/1), 95% bootstrap interval.\n\n{score_table}\n\n\
          Next-action accuracy on held-out expert states (the expert's action, exactly), in %.\n\n\

@@ -3,9 +3,8 @@
 //! ([`InvalidActionHandling`], `act_rollout::nearest_admissible`) is its.
 
 use act_core::{Action, Observation, Policy, PromptConfig, Prompter, SamplingParams, Split};
-pub use act_rollout::InvalidActionHandling;
-pub use act_rollout::RejectedRetry;
 use act_rollout::{Actor, ExpertActor, PlayedEpisode, PolicyActor, RolloutConfig};
+pub use act_rollout::{InvalidActionHandling, RejectedRetry};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EvalError;
@@ -167,7 +166,8 @@ impl EpisodeEvalConfig {
     }
 
     /// Checks the settings: a positive batch size, a positive episode count and step budget when set, valid
-    /// retry settings when set, valid bootstrap settings and prompt templates. [`evaluate_episodes`](crate::evaluate_episodes) calls it first.
+    /// retry settings when set, valid bootstrap settings and prompt templates.
+    /// [`evaluate_episodes`](crate::evaluate_episodes) calls it first.
     pub fn validate(&self) -> Result<(), EvalError> {
         // The batch size and step budget are the rollout's: its configuration checks them.
         let mut rollout = RolloutConfig::default().with_batch_size(self.batch_size);
